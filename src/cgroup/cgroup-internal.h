@@ -1,0 +1,151 @@
+/* cgroup-internal.h - what cgroup.c, v1.c, v2.c (and a future resources.c)
+ * share: the table of mounted cgroup hierarchies parsed from mountinfo, the
+ * pure path computation (unit-testable without /proc), per-controller
+ * directory lookup, and the v1/v2 specific primitives.
+ *
+ * A container cgroup "path" here is always the absolute, cleaned path that
+ * pr_cgroup_path() returns (e.g. "/proctor-test" or "/system.slice/x.scope");
+ * it is the same in every hierarchy.  Its directory in one hierarchy is the
+ * hierarchy's mount point joined with path (minus the mount's root when the
+ * mount is a subtree, e.g. inside a cgroup namespace or a bind mount).
+ * Source: cgroups(7) "/proc/[pid]/cgroup", proc(5) "/proc/[pid]/mountinfo". */
+#ifndef PROCTOR_CGROUP_INTERNAL_H
+#define PROCTOR_CGROUP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+
+/* One mounted hierarchy. */
+struct pr_cgroup_hier
+{
+  char *mountpoint;    /* e.g. "/sys/fs/cgroup/memory", unescaped */
+  char *root;          /* mountinfo field 4: the hierarchy path at the mount ("/" usually) */
+  char **controllers;  /* v1: {"cpu","cpuacct"} or {"name=systemd"}; v2: empty vector */
+  bool is_v2;
+};
+
+/* Every hierarchy that matters, in mountinfo order, one entry per
+ * hierarchy (bind mounts of the same hierarchy are dropped). */
+struct pr_cgroup_mounts
+{
+  enum pr_cgroup_layout layout;
+  struct pr_cgroup_hier *h;
+  size_t n;
+};
+
+/* Parses mountinfo text (pure).  Layout rules: a cgroup2 mount at
+ * /sys/fs/cgroup, or cgroup2 with no v1 hierarchy at all => UNIFIED (v1
+ * mounts are then ignored); v1 hierarchies plus a cgroup2 mount => HYBRID;
+ * v1 only => LEGACY.  Errors: no cgroup/cgroup2 mount (ENOENT), a line
+ * that cannot be parsed (EINVAL). */
+int pr_cgroup_mounts_parse (const char *mountinfo, struct pr_cgroup_mounts *out, pr_error **err);
+
+/* Reads /proc/self/mountinfo and parses it.  Errors: read errno, as above. */
+int pr_cgroup_mounts_load (struct pr_cgroup_mounts *out, pr_error **err);
+
+/* Frees the table's contents (the struct itself is the caller's). */
+void pr_cgroup_mounts_clear (struct pr_cgroup_mounts *m);
+
+/* The v1 hierarchy carrying controller (exact match against the mount's
+ * controller list, e.g. "memory", "cpuacct", "name=systemd"); on UNIFIED
+ * layouts any controller name maps to the unified hierarchy.  On HYBRID,
+ * a controller not bound to v1 maps to the unified hierarchy when
+ * controller is "" or "unified".  NULL when none. */
+const struct pr_cgroup_hier *pr_cgroup_mounts_find (const struct pr_cgroup_mounts *m, const char *controller);
+
+/* The unified (cgroup2) hierarchy, or NULL. */
+const struct pr_cgroup_hier *pr_cgroup_mounts_unified (const struct pr_cgroup_mounts *m);
+
+/* Directory of container cgroup path in hierarchy h (malloc'd). */
+char *pr_cgroup_hier_dir (const struct pr_cgroup_hier *h, const char *path);
+
+/* For resources.c: the absolute directory of the container cgroup path
+ * for controller (as pr_cgroup_mounts_find), e.g. ("/c1", "memory") ->
+ * "/sys/fs/cgroup/memory/c1" on v1/hybrid, "/sys/fs/cgroup/c1" on unified.
+ * The directory is not checked for existence.  Errors: no hierarchy
+ * carries the controller (ENOENT), mountinfo errors. */
+int pr_cgroup_controller_dir (const char *path, const char *controller, char **out, pr_error **err);
+
+/* Pure part of pr_cgroup_path: own is the caller's own cgroup (as in
+ * /proc/self/cgroup, absolute).  Rules:
+ *  - systemd=false: absolute cgroups_path is taken as is, relative is
+ *    joined under own, empty becomes own + "/" + id.  The result is cleaned
+ *    lexically ("//", ".", ".." never above "/").
+ *  - systemd=true: "slice:prefix:name" -> expanded slice ("a-b.slice" ->
+ *    "/a.slice/a-b.slice"; an empty slice means "system.slice", "-.slice"
+ *    is the root) + "/prefix-name.scope" ("name.scope" when
+ *    prefix is empty; a name ending in ".slice" is itself a slice and is
+ *    expanded instead).  Empty cgroups_path -> "system.slice:proctor:ID".
+ * Errors (EINVAL): not three ':'-separated fields, a slice not ending in
+ * ".slice" or with "/", "--", a leading/trailing '-', an empty name, a
+ * result that is the root cgroup "/", empty path with empty id.
+ * Source: runtime-spec config-linux.md "cgroupsPath"; systemd.slice(5). */
+int pr_cgroup_path_compute (const char *cgroups_path, const char *id, bool systemd, const char *own, char **out,
+                            pr_error **err);
+
+/* Pure: the caller's own cgroup from /proc/self/cgroup text: the path of
+ * the first line ("9:name=systemd:/x" -> "/x"; on unified hosts the only
+ * line is "0::/x").  Errors: no parsable line (EINVAL). */
+int pr_cgroup_own_parse (const char *proc_cgroup, char **out, pr_error **err);
+
+/* Writes value to dir/file without O_CREAT (so a missing cgroup never
+ * turns into a regular file on the tmpfs above it).  For resources.c too.
+ * Errors: open/write errno naming dir/file. */
+int pr_cgroup_write (const char *dir, const char *file, const char *value, pr_error **err);
+
+/* Reads dir/file into a malloc'd NUL-terminated string.  Errors: errno. */
+int pr_cgroup_read (const char *dir, const char *file, char **out, pr_error **err);
+
+/* Writes pid into dir/cgroup.procs.  Errors: open/write errno. */
+int pr_cgroup_write_procs (const char *dir, pid_t pid, pr_error **err);
+
+/* Appends every pid of dir/cgroup.procs and of every descendant cgroup to
+ * *pids (realloc'd, *n updated).  A missing dir is ENOENT. */
+int pr_cgroup_collect_pids (const char *dir, pid_t **pids, size_t *n, pr_error **err);
+
+/* Polling helper: monotonic milliseconds. */
+long long pr_cgroup_now_ms (void);
+
+/* v1.c ------------------------------------------------------------------ */
+
+/* mkdir -p dir in hierarchy h; on a cpuset hierarchy every level from the
+ * mount down to dir gets cpuset.cpus / cpuset.mems copied from its parent
+ * when empty (a task cannot join a cpuset with no cpus or mems).
+ * *created is set when the leaf did not exist before.  Errors: mkdir or
+ * cpuset file errno naming the path. */
+int pr_cgroup_v1_prepare (const struct pr_cgroup_hier *h, const char *dir, bool *created, pr_error **err);
+
+/* Writes FROZEN/THAWED to dir/freezer.state and polls until it reads back
+ * (5 s bound; a stuck freeze is reverted to THAWED).  Errors: write errno,
+ * ETIMEDOUT. */
+int pr_cgroup_v1_freeze (const char *dir, bool freeze, pr_error **err);
+
+/* dir/freezer.state == "FROZEN".  -1 with errno on read failure. */
+int pr_cgroup_v1_is_frozen (const char *dir, bool *frozen);
+
+/* v2.c ------------------------------------------------------------------ */
+
+/* mkdir -p dir in the unified hierarchy; when enable_controllers, every
+ * ancestor from the mount down to dir's parent gets the controllers it
+ * offers (cgroup.controllers) enabled in cgroup.subtree_control, best
+ * effort, so resource files appear in dir.  Errors: mkdir errno. */
+int pr_cgroup_v2_prepare (const struct pr_cgroup_hier *h, const char *dir, bool enable_controllers, bool *created,
+                          pr_error **err);
+
+/* Writes "1" to dir/cgroup.kill (kernel 5.14+).  Returns 1 when done, 0
+ * when the file does not exist (old kernel: caller falls back), -1 on
+ * another error. */
+int pr_cgroup_v2_kill (const char *dir, pr_error **err);
+
+/* Writes 1/0 to dir/cgroup.freeze and polls cgroup.events until "frozen"
+ * matches (5 s bound).  Errors: ENOTSUP without cgroup.freeze, write errno,
+ * ETIMEDOUT. */
+int pr_cgroup_v2_freeze (const char *dir, bool freeze, pr_error **err);
+
+/* "frozen 1" in dir/cgroup.events.  -1 with errno on read failure. */
+int pr_cgroup_v2_is_frozen (const char *dir, bool *frozen);
+
+#endif

@@ -1,0 +1,55 @@
+/* cgroup.h - placing containers in cgroups on v1, hybrid and v2 hosts.
+ *
+ * Layout is detected from /proc/self/mountinfo: "unified" (cgroup2 at
+ * /sys/fs/cgroup), "hybrid" (v1 controllers plus a cgroup2 mount, usually
+ * /sys/fs/cgroup/unified) or "legacy" (v1 only).  A container's cgroup is
+ * one relative path created in every mounted hierarchy (each v1 controller
+ * mount, the name=systemd one, and the unified one on hybrid hosts).
+ * Source: runtime-spec config-linux.md "Control groups"; cgroups(7). */
+#ifndef PROCTOR_CGROUP_H
+#define PROCTOR_CGROUP_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "../config/config.h"
+#include "../core/error.h"
+
+enum pr_cgroup_layout { PR_CGROUP_LEGACY, PR_CGROUP_HYBRID, PR_CGROUP_UNIFIED };
+
+/* Detects the host layout.  Errors: no cgroup filesystem mounted (ENOENT). */
+int pr_cgroup_detect (enum pr_cgroup_layout *out, pr_error **err);
+
+/* Computes the container's cgroup path from linux.cgroupsPath: absolute
+ * paths are used as is; relative ones are placed under the runtime's own
+ * cgroup; when empty, "/proctor/ID" style default "/ID" under the caller's
+ * cgroup.  With systemd=true the "slice:prefix:name" form is accepted and
+ * mapped to "/slice/prefix-name.scope".  Returns a malloc'd path starting
+ * with "/".  Errors: EINVAL for a malformed systemd path. */
+int pr_cgroup_path (const char *cgroups_path, const char *id, bool systemd, char **out, pr_error **err);
+
+/* Creates the cgroup in every hierarchy and moves pid into it (pid 0 =
+ * only create).  Errors: mkdir/write errno naming the hierarchy file. */
+int pr_cgroup_create (const char *path, pid_t pid, pr_error **err);
+
+/* Moves pid into an existing cgroup in every hierarchy (used by exec). */
+int pr_cgroup_enter (const char *path, pid_t pid, pr_error **err);
+
+/* Sends sig to every process in the cgroup (the pids hierarchy, else the
+ * unified one, else any).  Missing cgroup is not an error. */
+int pr_cgroup_kill (const char *path, int sig, pr_error **err);
+
+/* Lists pids in the cgroup (malloc'd array).  Errors: read errno. */
+int pr_cgroup_pids (const char *path, pid_t **pids_out, size_t *n_out, pr_error **err);
+
+/* Removes the cgroup from every hierarchy, killing anything left with
+ * SIGKILL and retrying rmdir while it is EBUSY (bounded: 5 s).  Missing
+ * directories are fine.  Errors: rmdir errno naming the directory. */
+int pr_cgroup_destroy (const char *path, pr_error **err);
+
+/* Freezer: pause/resume (v1 freezer.state, v2 cgroup.freeze). frozen_out:
+ * current state. Errors: no freezer hierarchy (ENOTSUP), write errno. */
+int pr_cgroup_freeze (const char *path, bool freeze, pr_error **err);
+int pr_cgroup_is_frozen (const char *path, bool *frozen_out);
+
+#endif

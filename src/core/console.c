@@ -1,0 +1,386 @@
+#define _GNU_SOURCE
+/* console.c - the container's terminal: connecting to a --console-socket,
+ * creating the pty inside the container and handing its master over with
+ * SCM_RIGHTS (runc's console-socket protocol), and, for a foreground
+ * `run -t` / `exec -t` without a console socket, receiving the master over a
+ * socketpair and relaying it to our own stdin/stdout. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "console.h"
+#include "log.h"
+#include "util.h"
+
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO ('T', 0x41)
+#endif
+
+/* ---- connecting ---------------------------------------------------------- */
+
+static int
+connect_path (int fd, const char *path)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  size_t len = strlen (path);
+  if (len >= sizeof sa.sun_path)
+    {
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+  memcpy (sa.sun_path, path, len + 1);
+  for (;;)
+    {
+      if (connect (fd, (struct sockaddr *) &sa, offsetof (struct sockaddr_un, sun_path) + len + 1) == 0)
+        return 0;
+      if (errno != EINTR)
+        return -1;
+    }
+}
+
+int
+pr_console_socket_connect (const char *path, int *fd_out, pr_error **err)
+{
+  if (path == NULL || path[0] == '\0')
+    return pr_error_set (err, EINVAL, "connect to console socket: empty path");
+
+  _cleanup_close_ int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return pr_error_set (err, errno, "create socket for console socket `%s`", path);
+
+  if (strlen (path) < sizeof ((struct sockaddr_un *) 0)->sun_path)
+    {
+      if (connect_path (fd, path) < 0)
+        return pr_error_set (err, errno, "connect to console socket `%s`", path);
+      *fd_out = steal_fd (&fd);
+      return 0;
+    }
+
+  /* sun_path holds 108 bytes, but bundle/state paths are often deeper: go
+   * through an O_PATH fd of the directory, which keeps the name short and
+   * still resolves the same socket inode. */
+  _cleanup_free_ char *dcopy = xstrdup (path);
+  _cleanup_free_ char *bcopy = xstrdup (path);
+  const char *dir = dirname (dcopy);
+  const char *base = basename (bcopy);
+  _cleanup_close_ int dfd = open (dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return pr_error_set (err, errno, "open directory of console socket `%s`", path);
+  _cleanup_free_ char *short_path = xasprintf ("/proc/self/fd/%d/%s", dfd, base);
+  if (connect_path (fd, short_path) < 0)
+    return pr_error_set (err, errno, "connect to console socket `%s`", path);
+  *fd_out = steal_fd (&fd);
+  return 0;
+}
+
+/* ---- container side -------------------------------------------------------- */
+
+static int
+send_fd (int sock, int fd, const char *name)
+{
+  char cbuf[CMSG_SPACE (sizeof (int))];
+  memset (cbuf, 0, sizeof cbuf);
+  struct iovec iov = { .iov_base = (void *) name, .iov_len = strlen (name) };
+  struct msghdr msg = {
+    .msg_iov = &iov,
+    .msg_iovlen = 1,
+    .msg_control = cbuf,
+    .msg_controllen = sizeof cbuf,
+  };
+  struct cmsghdr *cm = CMSG_FIRSTHDR (&msg);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (cm), &fd, sizeof (int));
+  for (;;)
+    {
+      /* MSG_NOSIGNAL: a receiver that went away must be an error, not a
+       * SIGPIPE that kills the container's init before it can report. */
+      if (sendmsg (sock, &msg, MSG_NOSIGNAL) >= 0)
+        return 0;
+      if (errno != EINTR)
+        return -1;
+    }
+}
+
+int
+pr_console_setup_slave (int socket_fd, bool has_size, uint32_t rows, uint32_t cols, pr_error **err)
+{
+  _cleanup_close_ int master = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0)
+    return pr_error_set (err, errno, "open `/dev/ptmx`");
+  if (unlockpt (master) < 0)
+    return pr_error_set (err, errno, "unlockpt on `/dev/ptmx`");
+
+  char name[64] = "";
+  if (ptsname_r (master, name, sizeof name) != 0)
+    snprintf (name, sizeof name, "/dev/pts/?");
+
+  /* TIOCGPTPEER opens the peer through the master's own devpts instance,
+   * so a /dev/pts/N of another devpts (or a planted symlink) can not be
+   * substituted; the ptsname path is only a fallback for old kernels.  The
+   * slave is opened without O_CLOEXEC: its dup2 copies must survive exec,
+   * and dup2(fd, fd) would keep the flag if it landed on 0..2. */
+  int slave_raw = ioctl (master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
+  if (slave_raw < 0)
+    {
+      if (errno != EINVAL && errno != ENOTTY)
+        return pr_error_set (err, errno, "open pty peer of `/dev/ptmx`");
+      slave_raw = open (name, O_RDWR | O_NOCTTY);
+      if (slave_raw < 0)
+        return pr_error_set (err, errno, "open pty slave `%s`", name);
+    }
+  _cleanup_close_ int slave = slave_raw;
+
+  if (has_size)
+    {
+      struct winsize ws = { .ws_row = (unsigned short) rows, .ws_col = (unsigned short) cols };
+      if (ioctl (slave, TIOCSWINSZ, &ws) < 0)
+        return pr_error_set (err, errno, "set window size of `%s`", name);
+    }
+
+  if (send_fd (socket_fd, master, name) < 0)
+    return pr_error_set (err, errno, "send pty master to console socket");
+  /* The receiver owns the master now; our copy would keep the pty open
+   * after the container's processes exit, so the receiver never sees EIO. */
+  close (steal_fd (&master));
+
+  if (ioctl (slave, TIOCSCTTY, 0) < 0)
+    return pr_error_set (err, errno, "make `%s` the controlling terminal", name);
+
+  for (int i = 0; i <= 2; i++)
+    if (slave != i && dup2 (slave, i) < 0)
+      return pr_error_set (err, errno, "dup2 `%s` onto fd %d", name, i);
+  if (slave <= 2)
+    slave = -1; /* it is one of the stdio fds now: keep it */
+  return 0;
+}
+
+/* ---- runtime side -------------------------------------------------------- */
+
+int
+pr_console_local_socket (int *runtime_end, int *container_end, pr_error **err)
+{
+  int sv[2];
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+    return pr_error_set (err, errno, "create console socketpair");
+  *runtime_end = sv[0];
+  *container_end = sv[1];
+  return 0;
+}
+
+int
+pr_console_receive_master (int runtime_end, int *master_out, pr_error **err)
+{
+  char buf[4096];
+  char cbuf[CMSG_SPACE (sizeof (int) * 4)];
+  struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
+  struct msghdr msg = {
+    .msg_iov = &iov,
+    .msg_iovlen = 1,
+    .msg_control = cbuf,
+    .msg_controllen = sizeof cbuf,
+  };
+  ssize_t n;
+  do
+    n = recvmsg (runtime_end, &msg, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return pr_error_set (err, errno, "receive pty master from console socket");
+
+  int master = -1;
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR (&msg); cm; cm = CMSG_NXTHDR (&msg, cm))
+    {
+      if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+        continue;
+      size_t nfds = (cm->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+      for (size_t i = 0; i < nfds; i++)
+        {
+          int fd;
+          memcpy (&fd, CMSG_DATA (cm) + i * sizeof (int), sizeof fd);
+          if (master < 0)
+            master = fd;
+          else
+            close (fd); /* only one is expected; never leak extras */
+        }
+    }
+  if (master < 0)
+    return pr_error_set (err, n == 0 ? EPIPE : EBADMSG,
+                         n == 0 ? "console socket closed before the pty master was sent"
+                                : "console socket message carries no pty master");
+  if (msg.msg_flags & MSG_CTRUNC)
+    pr_warn ("console socket message had its control data truncated");
+  if (!isatty (master))
+    {
+      close (master);
+      return pr_error_set (err, ENOTTY, "fd received on console socket is not a terminal");
+    }
+  *master_out = master;
+  return 0;
+}
+
+/* Our terminal's settings, restored whatever path pr_console_proxy takes. */
+struct saved_tty
+{
+  int fd;
+  struct termios tio;
+};
+
+static void
+restore_tty (struct saved_tty *s)
+{
+  if (s->fd >= 0)
+    tcsetattr (s->fd, TCSADRAIN, &s->tio);
+}
+
+struct saved_mask
+{
+  bool set;
+  sigset_t old;
+};
+
+static void
+restore_mask (struct saved_mask *m)
+{
+  if (m->set)
+    sigprocmask (SIG_SETMASK, &m->old, NULL);
+}
+
+static void
+copy_winsize (int master)
+{
+  struct winsize ws;
+  for (int fd = 0; fd <= 2; fd++)
+    if (ioctl (fd, TIOCGWINSZ, &ws) == 0)
+      {
+        ioctl (master, TIOCSWINSZ, &ws);
+        return;
+      }
+}
+
+/* A master read failing with EIO means every slave fd is closed: the
+ * container's processes are gone (pty(7)). */
+static bool
+master_gone (ssize_t n)
+{
+  return n == 0 || (n < 0 && errno == EIO);
+}
+
+int
+pr_console_proxy (int master_fd, pr_error **err)
+{
+  __attribute__ ((cleanup (restore_mask))) struct saved_mask mask = { .set = false };
+  __attribute__ ((cleanup (restore_tty))) struct saved_tty tty = { .fd = -1 };
+
+  sigset_t winch;
+  sigemptyset (&winch);
+  sigaddset (&winch, SIGWINCH);
+  if (sigprocmask (SIG_BLOCK, &winch, &mask.old) < 0)
+    return pr_error_set (err, errno, "block SIGWINCH");
+  mask.set = true;
+  _cleanup_close_ int sfd = signalfd (-1, &winch, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0)
+    return pr_error_set (err, errno, "signalfd for SIGWINCH");
+
+  if (isatty (STDIN_FILENO))
+    {
+      struct termios raw;
+      if (tcgetattr (STDIN_FILENO, &tty.tio) < 0)
+        return pr_error_set (err, errno, "get terminal attributes of stdin");
+      raw = tty.tio;
+      /* Raw: keystrokes (^C, ^Z, arrows) go to the container's pty, whose
+       * own line discipline echoes and turns them into signals. */
+      cfmakeraw (&raw);
+      if (tcsetattr (STDIN_FILENO, TCSANOW, &raw) < 0)
+        return pr_error_set (err, errno, "set stdin terminal to raw mode");
+      tty.fd = STDIN_FILENO;
+    }
+
+  copy_winsize (master_fd);
+
+  /* The master is nonblocking so input the container does not read can
+   * never block us from draining its output (which would deadlock both). */
+  int fl = fcntl (master_fd, F_GETFL);
+  if (fl < 0 || fcntl (master_fd, F_SETFL, fl | O_NONBLOCK) < 0)
+    return pr_error_set (err, errno, "set pty master nonblocking");
+
+  char in[8192], out[8192];
+  size_t in_len = 0, in_off = 0;
+  bool stdin_open = true;
+
+  for (;;)
+    {
+      struct pollfd p[3] = {
+        { .fd = master_fd, .events = POLLIN | (in_len > in_off ? POLLOUT : 0) },
+        { .fd = sfd, .events = POLLIN },
+        { .fd = (stdin_open && in_len == in_off) ? STDIN_FILENO : -1, .events = POLLIN },
+      };
+      if (poll (p, 3, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return pr_error_set (err, errno, "poll on console");
+        }
+
+      if (p[1].revents & POLLIN)
+        {
+          struct signalfd_siginfo si;
+          while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si)
+            ;
+          copy_winsize (master_fd);
+        }
+
+      if (p[0].revents & (POLLIN | POLLHUP | POLLERR))
+        {
+          ssize_t n = read (master_fd, out, sizeof out);
+          if (n > 0)
+            {
+              if (pr_write_all (STDOUT_FILENO, out, (size_t) n) < 0)
+                return pr_error_set (err, errno, "write console output to stdout");
+            }
+          else if (master_gone (n))
+            return 0;
+          else if (errno != EAGAIN && errno != EINTR)
+            return pr_error_set (err, errno, "read from pty master");
+        }
+
+      if ((p[0].revents & POLLOUT) && in_len > in_off)
+        {
+          ssize_t w = write (master_fd, in + in_off, in_len - in_off);
+          if (w > 0)
+            in_off += (size_t) w;
+          else if (w < 0 && errno != EAGAIN && errno != EINTR)
+            {
+              if (errno == EIO)
+                return 0;
+              return pr_error_set (err, errno, "write stdin to pty master");
+            }
+        }
+
+      if (p[2].revents & (POLLIN | POLLHUP | POLLERR))
+        {
+          ssize_t n = read (STDIN_FILENO, in, sizeof in);
+          if (n > 0)
+            {
+              in_len = (size_t) n;
+              in_off = 0;
+            }
+          else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            stdin_open = false; /* keep relaying output until the container ends */
+        }
+      if (in_off == in_len)
+        in_off = in_len = 0;
+    }
+}

@@ -1,0 +1,37 @@
+/* console.h - the container's terminal (runtime-spec config.md
+ * "process.terminal", runc's --console-socket protocol).
+ *
+ * The container side opens /dev/ptmx inside the container (so the pts
+ * belongs to the container's devpts), sends the master fd to the console
+ * socket with SCM_RIGHTS (runc sends a 1-byte-or-more name payload; the
+ * receiver ignores it), makes the slave its controlling terminal and its
+ * stdin/stdout/stderr, and applies process.consoleSize. */
+#ifndef PROCTOR_CONSOLE_H
+#define PROCTOR_CONSOLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* Connects to the AF_UNIX stream socket at path, returning the fd in *fd_out
+ * (O_CLOEXEC).  Errors: socket/connect errno with the path. */
+int pr_console_socket_connect (const char *path, int *fd_out, pr_error **err);
+
+/* Container side, after pivot_root and setsid(): opens a new pty from
+ * /dev/ptmx, sets the window size (rows, cols) if has_size, sends the master
+ * over socket_fd, makes the slave the controlling terminal (TIOCSCTTY) and
+ * dup2s it onto fds 0,1,2.  Errors: open/ioctl/sendmsg errno. */
+int pr_console_setup_slave (int socket_fd, bool has_size, uint32_t rows, uint32_t cols, pr_error **err);
+
+/* Runtime side, when a terminal is wanted but no --console-socket was
+ * given (runc's `run -t` / `exec -t` in the foreground): returns a socketpair
+ * end to pass to the container side as its console socket; after the
+ * container sends the master, pr_console_proxy() relays between our
+ * stdin/stdout and the master until the master hangs up, with our terminal in
+ * raw mode and SIGWINCH forwarded. */
+int pr_console_local_socket (int *runtime_end, int *container_end, pr_error **err);
+int pr_console_receive_master (int runtime_end, int *master_out, pr_error **err);
+int pr_console_proxy (int master_fd, pr_error **err);
+
+#endif

@@ -1,0 +1,817 @@
+/* container.c - create, start, run, kill and delete (see container.h).
+ *
+ * Process model of create (all three talk over one SOCK_SEQPACKET pair):
+ *
+ *   runtime ──fork──> stage 1 ──clone(CLONE_PARENT)──> container init
+ *
+ * The runtime puts stage 1 in the cgroup and writes its id maps.  Stage 1
+ * joins the namespaces given by path (user first), unshares the user
+ * namespace (waiting for the maps), then the other new namespaces, and
+ * clones the init: CLONE_NEWPID and CLONE_NEWTIME only take effect for
+ * children, and CLONE_PARENT makes the init our child, so `run` can wait
+ * for it and engines that are subreapers inherit it after create exits.
+ * The init sets up the rootfs, asks the runtime to run the runtime-side
+ * hooks, finalises the process and blocks opening exec.fifo until start. */
+#define _GNU_SOURCE
+#include "container.h"
+#include "console.h"
+#include "finalize.h"
+#include "hooks.h"
+#include "log.h"
+#include "state.h"
+#include "sync.h"
+#include "util.h"
+#include "../cgroup/cgroup.h"
+#include "../config/config.h"
+#include "../linux/caps.h"
+#include "../linux/mount.h"
+#include "../linux/namespace.h"
+#include "../linux/procattr.h"
+#include "../linux/seccomp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+struct create_ctx
+{
+  const struct pr_global *g;
+  const struct pr_create_opts *o;
+  struct pr_config *cfg;
+  char *config_text;
+  size_t config_len;
+  char *bundle;
+  char *rootfs;
+  int state_dirfd;     /* holds the create lock (flock is per open file) */
+  int fifo_dirfd;      /* unlocked O_PATH fd of the same dir, for the init */
+  bool state_created;
+  int *ns_fds;
+  int console_fd;      /* container end of the console socket */
+  int local_console;   /* runtime end when proxying our own tty */
+  int sync_parent;
+  int sync_child;
+  char *cgroup_path;
+  bool cgroup_created;
+  pid_t stage1;
+  pid_t init_pid;
+  int new_flags;
+  char *state_json;    /* runtime-spec state, given to hooks */
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+static char *
+now_rfc3339 (void)
+{
+  struct timespec ts;
+  struct tm tm;
+  char buf[64];
+  clock_gettime (CLOCK_REALTIME, &ts);
+  gmtime_r (&ts.tv_sec, &tm);
+  size_t n = strftime (buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf (buf + n, sizeof buf - n, ".%09ldZ", ts.tv_nsec);
+  return xstrdup (buf);
+}
+
+static char **
+annotations_flat (const struct pr_config *cfg)
+{
+  char **v = xmalloc0 ((2 * cfg->n_annotations + 1) * sizeof (char *));
+  for (size_t i = 0; i < cfg->n_annotations; i++)
+    {
+      v[2 * i] = xstrdup (cfg->annotations[i].key);
+      v[2 * i + 1] = xstrdup (cfg->annotations[i].value);
+    }
+  return v;
+}
+
+static char *
+state_path (const struct pr_global *g, const char *id, const char *file)
+{
+  return xasprintf ("%s/%s/%s", g->root, id, file);
+}
+
+/* Loads the config.json copy that create stored in the state directory. */
+static int
+load_state_config (const struct pr_global *g, const char *id, struct pr_config **out, pr_error **err)
+{
+  _cleanup_free_ char *p = state_path (g, id, "config.json");
+  return pr_config_load (p, out, err);
+}
+
+static int
+pidfd_open_checked (const struct pr_state *st)
+{
+  int fd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+  if (fd < 0)
+    return -1;
+  /* The pidfd pins the process we opened; if its start time still matches,
+   * it is the container's init and not a recycled pid. */
+  if (pr_proc_start_time (st->pid) != st->start_time)
+    {
+      close (fd);
+      errno = ESRCH;
+      return -1;
+    }
+  return fd;
+}
+
+/* ------------------------------------------------------------ validation */
+
+static int
+validate_config (struct create_ctx *c, pr_error **err)
+{
+  const struct pr_config *cfg = c->cfg;
+  if (!cfg->has_process)
+    return pr_error_set (err, EINVAL, "config.json: process is required to create a container");
+  if (cfg->root_path == NULL)
+    return pr_error_set (err, EINVAL, "config.json: root.path is required");
+  if (pr_config_namespace (cfg, CLONE_NEWNS) == NULL)
+    return pr_error_set (err, EINVAL, "config.json: linux.namespaces must include a mount namespace");
+  const struct pr_namespace *uts = pr_config_namespace (cfg, CLONE_NEWUTS);
+  if ((cfg->hostname && *cfg->hostname) && (uts == NULL || uts->path != NULL))
+    return pr_error_set (err, EINVAL, "config.json: hostname requires a new uts namespace");
+  const struct pr_namespace *user = pr_config_namespace (cfg, CLONE_NEWUSER);
+  if (user && user->path == NULL && (cfg->linux.n_uid_mappings == 0 || cfg->linux.n_gid_mappings == 0))
+    return pr_error_set (err, EINVAL, "config.json: a new user namespace needs linux.uidMappings and linux.gidMappings");
+  if (cfg->linux.has_time_offsets)
+    {
+      const struct pr_namespace *t = pr_config_namespace (cfg, CLONE_NEWTIME);
+      if (t == NULL || t->path != NULL)
+        return pr_error_set (err, EINVAL, "config.json: linux.timeOffsets requires a new time namespace");
+    }
+  if (cfg->process.has_capabilities && pr_caps_validate (&cfg->process.capabilities, err) < 0)
+    return pr_error_wrap (err, "config.json: process.capabilities");
+  if (cfg->linux.has_seccomp && pr_seccomp_validate (&cfg->linux.seccomp, err) < 0)
+    return pr_error_wrap (err, "config.json: linux.seccomp");
+  for (size_t i = 0; i < cfg->n_mounts; i++)
+    {
+      struct pr_mount_flags mf = { 0 };
+      int r = pr_mount_parse_options (cfg->mounts[i].options, &mf, err);
+      free (mf.data);
+      if (r < 0)
+        return pr_error_wrap (err, "config.json: mounts[%zu] (%s)", i, cfg->mounts[i].destination);
+    }
+  if (cfg->process.terminal && c->o->console_socket == NULL && !c->o->local_tty)
+    return pr_error_set (err, EINVAL, "cannot allocate tty if proctor will detach without setting console socket");
+  if (!cfg->process.terminal && c->o->console_socket != NULL)
+    return pr_error_set (err, EINVAL, "cannot use console socket if proctor will not detach or allocate tty");
+  return 0;
+}
+
+static int
+resolve_paths (struct create_ctx *c, pr_error **err)
+{
+  const char *bundle = c->o->bundle && *c->o->bundle ? c->o->bundle : ".";
+  char buf[PATH_MAX];
+  if (realpath (bundle, buf) == NULL)
+    return pr_error_set (err, errno, "bundle `%s`", bundle);
+  c->bundle = xstrdup (buf);
+  _cleanup_free_ char *root = c->cfg->root_path[0] == '/' ? xstrdup (c->cfg->root_path)
+                                                          : xasprintf ("%s/%s", c->bundle, c->cfg->root_path);
+  if (realpath (root, buf) == NULL)
+    return pr_error_set (err, errno, "rootfs `%s` does not exist or cannot be resolved", root);
+  struct stat st;
+  if (stat (buf, &st) < 0 || !S_ISDIR (st.st_mode))
+    return pr_error_set (err, ENOTDIR, "rootfs `%s` is not a directory", buf);
+  c->rootfs = xstrdup (buf);
+  return 0;
+}
+
+static int
+load_config (struct create_ctx *c, pr_error **err)
+{
+  _cleanup_free_ char *path = NULL;
+  if (c->o->config_path)
+    path = xstrdup (c->o->config_path);
+  else
+    path = xasprintf ("%s/config.json", c->o->bundle && *c->o->bundle ? c->o->bundle : ".");
+  if (pr_read_file (path, &c->config_text, &c->config_len, err) < 0)
+    return -1;
+  if (pr_config_parse (c->config_text, c->config_len, &c->cfg, err) < 0)
+    return pr_error_wrap (err, "%s", path);
+  return 0;
+}
+
+/* --------------------------------------------------------- container side */
+
+static void __attribute__ ((noreturn))
+child_fail (struct create_ctx *c, pr_error *err)
+{
+  pr_sync_send_error (c->sync_child, err);
+  _exit (1);
+}
+
+static int
+wait_for_start (struct create_ctx *c, pr_error **err)
+{
+  /* Blocks until `start` opens the fifo for reading. */
+  _cleanup_close_ int fd = openat (c->fifo_dirfd, "exec.fifo", O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return pr_error_set (err, errno, "open exec.fifo");
+  if (pr_write_all (fd, "0", 1) < 0)
+    return pr_error_set (err, errno, "write exec.fifo");
+  close (c->fifo_dirfd);
+  c->fifo_dirfd = -1;
+  return 0;
+}
+
+static void __attribute__ ((noreturn))
+container_init (struct create_ctx *c)
+{
+  pr_error *err = NULL;
+  const struct pr_config *cfg = c->cfg;
+  const struct pr_process *p = &cfg->process;
+  _cleanup_free_ char *exe = NULL;
+  _cleanup_strv_ char **env = NULL;
+  struct pr_rootfs_opts ro = {
+    .rootfs = c->rootfs,
+    .in_userns = pr_config_namespace (cfg, CLONE_NEWUSER) != NULL,
+    .new_cgroupns = (c->new_flags & CLONE_NEWCGROUP) != 0,
+    .no_pivot = c->o->no_pivot,
+  };
+
+  if (setsid () < 0)
+    pr_error_set (&err, errno, "setsid");
+  if (err == NULL && chdir (c->bundle) < 0)
+    pr_error_set (&err, errno, "chdir to bundle `%s`", c->bundle);
+  if (err == NULL)
+    pr_rootfs_prepare (cfg, &ro, &err);
+  if (err == NULL)
+    pr_uts_apply (cfg, (c->new_flags & CLONE_NEWUTS) != 0, &err);
+  if (err == NULL)
+    pr_sync_send (c->sync_child, PR_SYNC_HOOKS, 0, NULL, &err);
+  if (err == NULL)
+    pr_sync_expect (c->sync_child, PR_SYNC_HOOKS_DONE, "runtime", NULL, &c->state_json, &err);
+  if (err == NULL)
+    pr_hooks_run (&cfg->hooks[PR_HOOK_CREATE_CONTAINER], "createContainer", c->state_json, &err);
+  if (err == NULL)
+    pr_rootfs_pivot (cfg, &ro, &err);
+  if (err == NULL)
+    pr_rootfs_finalize (cfg, &ro, &err);
+  if (err == NULL)
+    pr_sysctl_apply (cfg, &err);
+  if (err == NULL && p->terminal)
+    pr_console_setup_slave (c->console_fd, p->has_console_size, p->console_height, p->console_width, &err);
+  if (err == NULL)
+    pr_finalize_prepare (p, cfg, &exe, &env, &err);
+  if (err == NULL)
+    pr_finalize_security (p, cfg, c->state_json, &err);
+  if (err)
+    child_fail (c, err);
+  if (c->console_fd >= 0)
+    close (c->console_fd);
+  if (pr_sync_send (c->sync_child, PR_SYNC_READY, 0, NULL, &err) < 0)
+    _exit (1);
+  close (c->sync_child);
+
+  if (wait_for_start (c, &err) < 0 ||
+      pr_hooks_run (&cfg->hooks[PR_HOOK_START_CONTAINER], "startContainer", c->state_json, &err) < 0)
+    {
+      pr_log_fatal_error (err);
+      _exit (1);
+    }
+  pr_finalize_fds (c->o->preserve_fds);
+  execve (exe, p->args, env);
+  pr_error_set (&err, errno, "exec `%s`", exe);
+  pr_log_fatal_error (err);
+  _exit (127);
+}
+
+static int
+write_time_offsets (const struct pr_config *cfg, pr_error **err)
+{
+  char buf[128];
+  int n = snprintf (buf, sizeof buf, "monotonic %lld %u\nboottime %lld %u\n",
+                    (long long) cfg->linux.monotonic_secs, cfg->linux.monotonic_nanosecs,
+                    (long long) cfg->linux.boottime_secs, cfg->linux.boottime_nanosecs);
+  _cleanup_close_ int fd = open ("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || write (fd, buf, n) < 0)
+    return pr_error_set (err, errno, "write timens_offsets");
+  return 0;
+}
+
+static int
+become_root_in_userns (pr_error **err)
+{
+  if (setresgid (0, 0, 0) < 0)
+    return pr_error_set (err, errno, "setgid 0 in the user namespace (is 0 mapped?)");
+  if (setresuid (0, 0, 0) < 0)
+    return pr_error_set (err, errno, "setuid 0 in the user namespace (is 0 mapped?)");
+  return 0;
+}
+
+static void __attribute__ ((noreturn))
+stage1 (struct create_ctx *c)
+{
+  pr_error *err = NULL;
+  const struct pr_config *cfg = c->cfg;
+  bool has_userns = pr_config_namespace (cfg, CLONE_NEWUSER) != NULL;
+
+  close (c->sync_parent);
+  /* Holding the locked fd would keep `start` and `delete` waiting on the
+   * state lock for as long as the container lives. */
+  close (c->state_dirfd);
+  c->state_dirfd = -1;
+  if (c->local_console >= 0)
+    close (c->local_console);
+  if (pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
+    _exit (1);
+  if (pr_ns_join (cfg, c->ns_fds, true, &err) < 0 || pr_ns_join (cfg, c->ns_fds, false, &err) < 0)
+    child_fail (c, err);
+  if (c->new_flags & CLONE_NEWUSER)
+    {
+      if (unshare (CLONE_NEWUSER) < 0)
+        {
+          pr_error_set (&err, errno, "unshare user namespace");
+          child_fail (c, err);
+        }
+      if (pr_sync_send (c->sync_child, PR_SYNC_USERNS_READY, 0, NULL, &err) < 0
+          || pr_sync_expect (c->sync_child, PR_SYNC_MAPS_DONE, "runtime", NULL, NULL, &err) < 0)
+        _exit (1);
+    }
+  if (has_userns && become_root_in_userns (&err) < 0)
+    child_fail (c, err);
+  if (c->new_flags & CLONE_NEWTIME)
+    {
+      if (unshare (CLONE_NEWTIME) < 0)
+        {
+          pr_error_set (&err, errno, "unshare time namespace");
+          child_fail (c, err);
+        }
+      if (cfg->linux.has_time_offsets && write_time_offsets (cfg, &err) < 0)
+        child_fail (c, err);
+    }
+  int rest = c->new_flags & ~(CLONE_NEWUSER | CLONE_NEWTIME);
+  if (rest && unshare (rest) < 0)
+    {
+      pr_error_set (&err, errno, "unshare namespaces (flags 0x%x)", rest);
+      child_fail (c, err);
+    }
+  pid_t pid = pr_clone_parent ();
+  if (pid < 0)
+    {
+      pr_error_set (&err, errno, "clone container process");
+      child_fail (c, err);
+    }
+  if (pid == 0)
+    container_init (c);
+  pr_sync_send (c->sync_child, PR_SYNC_PID, pid, NULL, NULL);
+  _exit (0);
+}
+
+/* ----------------------------------------------------------- runtime side */
+
+static void
+create_cleanup (struct create_ctx *c)
+{
+  pr_error *e = NULL;
+  if (c->init_pid > 0)
+    {
+      kill (c->init_pid, SIGKILL);
+      waitpid (c->init_pid, NULL, 0);
+    }
+  if (c->stage1 > 0)
+    {
+      kill (c->stage1, SIGKILL);
+      waitpid (c->stage1, NULL, 0);
+    }
+  if (c->cgroup_created && pr_cgroup_destroy (c->cgroup_path, &e) < 0)
+    {
+      pr_warn ("cleanup: %s", e->msg);
+      pr_error_free (&e);
+    }
+  if (c->state_created && pr_state_dir_remove (c->g->root, c->o->id, &e) < 0)
+    {
+      pr_warn ("cleanup: %s", e->msg);
+      pr_error_free (&e);
+    }
+}
+
+static void
+create_ctx_free (struct create_ctx *c)
+{
+  if (c->cfg)
+    pr_config_free (c->cfg);
+  free (c->config_text);
+  free (c->bundle);
+  free (c->rootfs);
+  free (c->cgroup_path);
+  free (c->state_json);
+  if (c->state_dirfd >= 0)
+    close (c->state_dirfd);
+  if (c->fifo_dirfd >= 0)
+    close (c->fifo_dirfd);
+  if (c->console_fd >= 0)
+    close (c->console_fd);
+  if (c->local_console >= 0)
+    close (c->local_console);
+  if (c->sync_parent >= 0)
+    close (c->sync_parent);
+  if (c->sync_child >= 0)
+    close (c->sync_child);
+}
+
+static struct pr_state
+make_state (struct create_ctx *c, char **annotations)
+{
+  struct pr_state st = {
+    .id = (char *) c->o->id,
+    .pid = c->init_pid,
+    .start_time = pr_proc_start_time (c->init_pid),
+    .bundle = c->bundle,
+    .rootfs = c->rootfs,
+    .owner = (char *) "",
+    .cgroup_path = c->cgroup_path,
+    .systemd_cgroup = c->g->systemd_cgroup,
+    .annotations = annotations,
+    .state_dirfd = c->state_dirfd,
+  };
+  return st;
+}
+
+static int
+run_runtime_hooks (struct create_ctx *c, char **annotations, pr_error **err)
+{
+  struct pr_state st = make_state (c, annotations);
+  c->state_json = pr_state_to_json (&st, "creating");
+  if (pr_hooks_run (&c->cfg->hooks[PR_HOOK_PRESTART], "prestart", c->state_json, err) < 0)
+    return -1;
+  if (pr_hooks_run (&c->cfg->hooks[PR_HOOK_CREATE_RUNTIME], "createRuntime", c->state_json, err) < 0)
+    return -1;
+  return pr_sync_send (c->sync_parent, PR_SYNC_HOOKS_DONE, 0, c->state_json, err);
+}
+
+static int
+write_pid_file (const char *path, pid_t pid, pr_error **err)
+{
+  if (path == NULL)
+    return 0;
+  _cleanup_free_ char *tmp = xasprintf ("%s.tmp", path);
+  _cleanup_free_ char *text = xasprintf ("%d", pid);
+  if (pr_write_file_at (AT_FDCWD, tmp, text, strlen (text), 0644, err) < 0)
+    return -1;
+  if (rename (tmp, path) < 0)
+    return pr_error_set (err, errno, "rename pid file `%s`", path);
+  return 0;
+}
+
+static int
+drive_children (struct create_ctx *c, pr_error **err)
+{
+  _cleanup_strv_ char **annotations = annotations_flat (c->cfg);
+  int pid = 0;
+
+  if (pr_cgroup_enter (c->cgroup_path, c->stage1, err) < 0)
+    return -1;
+  if (pr_sync_send (c->sync_parent, PR_SYNC_GO, 0, NULL, err) < 0)
+    return -1;
+  if (c->new_flags & CLONE_NEWUSER)
+    {
+      if (pr_sync_expect (c->sync_parent, PR_SYNC_USERNS_READY, "container setup", NULL, NULL, err) < 0
+          || pr_idmap_write (c->stage1, c->cfg, err) < 0
+          || pr_sync_send (c->sync_parent, PR_SYNC_MAPS_DONE, 0, NULL, err) < 0)
+        return -1;
+    }
+  if (pr_sync_expect (c->sync_parent, PR_SYNC_PID, "container setup", &pid, NULL, err) < 0)
+    return -1;
+  c->init_pid = pid;
+  waitpid (c->stage1, NULL, 0);
+  c->stage1 = 0;
+  if (pr_sync_expect (c->sync_parent, PR_SYNC_HOOKS, "container process", NULL, NULL, err) < 0)
+    return -1;
+  if (run_runtime_hooks (c, annotations, err) < 0)
+    return -1;
+  if (pr_sync_expect (c->sync_parent, PR_SYNC_READY, "container process", NULL, NULL, err) < 0)
+    return -1;
+  struct pr_state st = make_state (c, annotations);
+  st.created = now_rfc3339 ();
+  int r = pr_state_save (&st, err);
+  free (st.created);
+  if (r < 0)
+    return -1;
+  return write_pid_file (c->o->pid_file, c->init_pid, err);
+}
+
+static int
+prepare_runtime_side (struct create_ctx *c, pr_error **err)
+{
+  if (pr_state_dir_create (c->g->root, c->o->id, &c->state_dirfd, err) < 0)
+    return -1;
+  c->state_created = true;
+  if (pr_write_file_at (c->state_dirfd, "config.json", c->config_text, c->config_len, 0600, err) < 0)
+    return -1;
+  if (mkfifoat (c->state_dirfd, "exec.fifo", 0600) < 0)
+    return pr_error_set (err, errno, "create exec.fifo");
+  c->fifo_dirfd = openat (c->state_dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (c->fifo_dirfd < 0)
+    return pr_error_set (err, errno, "open state directory");
+  if (pr_ns_open_paths (c->cfg, &c->ns_fds, err) < 0)
+    return -1;
+  if (c->o->console_socket && pr_console_socket_connect (c->o->console_socket, &c->console_fd, err) < 0)
+    return -1;
+  if (c->o->local_tty && c->cfg->process.terminal
+      && pr_console_local_socket (&c->local_console, &c->console_fd, err) < 0)
+    return -1;
+  if (pr_cgroup_path (c->cfg->linux.cgroups_path, c->o->id, c->g->systemd_cgroup, &c->cgroup_path, err) < 0)
+    return -1;
+  if (pr_cgroup_create (c->cgroup_path, 0, err) < 0)
+    return -1;
+  c->cgroup_created = true;
+  int sp[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+    return pr_error_set (err, errno, "socketpair");
+  c->sync_parent = sp[0];
+  c->sync_child = sp[1];
+  return 0;
+}
+
+int
+pr_container_create (const struct pr_global *g, const struct pr_create_opts *o, pid_t *pid_out,
+                     int *console_master_out, pr_error **err)
+{
+  struct create_ctx c = { .g = g, .o = o, .state_dirfd = -1, .fifo_dirfd = -1, .console_fd = -1, .local_console = -1,
+                          .sync_parent = -1, .sync_child = -1 };
+  int ret = -1;
+
+  if (pr_state_check_id (o->id, err) < 0 || load_config (&c, err) < 0 || validate_config (&c, err) < 0
+      || resolve_paths (&c, err) < 0)
+    goto out;
+  c.new_flags = pr_ns_new_flags (c.cfg);
+  if (prepare_runtime_side (&c, err) < 0)
+    goto fail;
+  c.stage1 = fork ();
+  if (c.stage1 < 0)
+    {
+      pr_error_set (err, errno, "fork");
+      goto fail;
+    }
+  if (c.stage1 == 0)
+    stage1 (&c);
+  close (c.sync_child);
+  c.sync_child = -1;
+  if (c.console_fd >= 0)
+    close (c.console_fd);
+  c.console_fd = -1;
+  if (drive_children (&c, err) < 0)
+    goto fail;
+  if (c.local_console >= 0 && console_master_out
+      && pr_console_receive_master (c.local_console, console_master_out, err) < 0)
+    goto fail;
+  if (pid_out)
+    *pid_out = c.init_pid;
+  ret = 0;
+  goto out;
+fail:
+  create_cleanup (&c);
+out:
+  if (c.cfg)
+    pr_ns_close_fds (c.ns_fds, c.cfg->linux.n_namespaces);
+  c.ns_fds = NULL;
+  create_ctx_free (&c);
+  return ret;
+}
+
+/* ------------------------------------------------------------------ start */
+
+static int
+open_fifo_and_release (struct pr_state *st, pr_error **err)
+{
+  _cleanup_close_ int fd = openat (st->state_dirfd, "exec.fifo", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return pr_error_set (err, errno, "open exec.fifo");
+  /* The init is blocked in open(O_WRONLY) until this open; then it writes
+   * one byte.  Until its write lands, reads see EOF or EAGAIN. */
+  for (;;)
+    {
+      char b;
+      ssize_t r = read (fd, &b, 1);
+      if (r == 1)
+        break;
+      if (r < 0 && errno != EAGAIN && errno != EINTR)
+        return pr_error_set (err, errno, "read exec.fifo");
+      if (!pr_state_pid_alive (st))
+        return pr_error_set (err, 0, "container process exited before start");
+      struct pollfd pfd = { fd, POLLIN, 0 };
+      if (poll (&pfd, 1, 10) < 0 && errno != EINTR)
+        return pr_error_set (err, errno, "poll exec.fifo");
+      if (pfd.revents & POLLHUP)
+        usleep (1000);
+    }
+  unlinkat (st->state_dirfd, "exec.fifo", 0);
+  return 0;
+}
+
+static void
+run_warn_hooks (const struct pr_config *cfg, int kind, const char *name, const char *json)
+{
+  pr_error *e = NULL;
+  if (pr_hooks_run (&cfg->hooks[kind], name, json, &e) < 0)
+    {
+      pr_warn ("%s", e->msg);
+      pr_error_free (&e);
+    }
+}
+
+int
+pr_container_start (const struct pr_global *g, const char *id, pr_error **err)
+{
+  _cleanup_state_ struct pr_state *st = NULL;
+  _cleanup_config_ struct pr_config *cfg = NULL;
+
+  if (pr_state_load (g->root, id, true, &st, err) < 0)
+    return -1;
+  const char *status = pr_state_status (st);
+  if (strcmp (status, "stopped") == 0)
+    return pr_error_set (err, 0, "cannot start a container that has stopped");
+  if (strcmp (status, "created") != 0)
+    return pr_error_set (err, 0, "cannot start an already running container");
+  if (load_state_config (g, id, &cfg, err) < 0)
+    return -1;
+  if (open_fifo_and_release (st, err) < 0)
+    return -1;
+  _cleanup_free_ char *json = pr_state_to_json (st, "running");
+  run_warn_hooks (cfg, PR_HOOK_POSTSTART, "poststart", json);
+  return 0;
+}
+
+/* ------------------------------------------------------------ kill/delete */
+
+int
+pr_parse_signal (const char *s)
+{
+  uint64_t n;
+  if (s == NULL)
+    return SIGTERM;
+  if (pr_parse_u64 (s, &n) == 0)
+    return n > 0 && n < (uint64_t) SIGRTMAX + 1 ? (int) n : -1;
+  if (strncasecmp (s, "SIG", 3) == 0)
+    s += 3;
+  for (int sig = 1; sig < NSIG; sig++)
+    {
+      const char *name = sigabbrev_np (sig);
+      if (name && strcasecmp (name, s) == 0)
+        return sig;
+    }
+  return -1;
+}
+
+int
+pr_container_kill (const struct pr_global *g, const char *id, int sig, bool all, pr_error **err)
+{
+  _cleanup_state_ struct pr_state *st = NULL;
+  if (pr_state_load (g->root, id, false, &st, err) < 0)
+    return -1;
+  if (all)
+    return pr_cgroup_kill (st->cgroup_path, sig, err);
+  _cleanup_close_ int pfd = pidfd_open_checked (st);
+  if (pfd < 0)
+    return pr_error_set (err, 0, "container not running");
+  if (syscall (SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0)
+    {
+      if (errno == ESRCH)
+        return pr_error_set (err, 0, "container not running");
+      return pr_error_set (err, errno, "kill container `%s`", id);
+    }
+  return 0;
+}
+
+static void
+kill_and_wait (const struct pr_state *st)
+{
+  _cleanup_close_ int pfd = pidfd_open_checked (st);
+  if (pfd < 0)
+    return;
+  syscall (SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+  struct pollfd p = { pfd, POLLIN, 0 };
+  poll (&p, 1, 5000);
+}
+
+int
+pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_error **err)
+{
+  _cleanup_state_ struct pr_state *st = NULL;
+  _cleanup_config_ struct pr_config *cfg = NULL;
+
+  if (pr_state_load (g->root, id, true, &st, err) < 0)
+    return -1;
+  const char *status = pr_state_status (st);
+  if (!force && strcmp (status, "stopped") != 0 && strcmp (status, "created") != 0)
+    return pr_error_set (err, 0, "cannot delete container %s that is not stopped: %s", id, status);
+  _cleanup_free_ char *json = pr_state_to_json (st, "stopped");
+  if (load_state_config (g, id, &cfg, err) < 0)
+    {
+      pr_warn ("delete %s: %s", id, (*err)->msg);
+      pr_error_free (err);
+    }
+  kill_and_wait (st);
+  if (st->cgroup_path)
+    {
+      pr_cgroup_kill (st->cgroup_path, SIGKILL, NULL);
+      if (pr_cgroup_destroy (st->cgroup_path, err) < 0)
+        return -1;
+    }
+  if (cfg)
+    run_warn_hooks (cfg, PR_HOOK_POSTSTOP, "poststop", json);
+  return pr_state_dir_remove (g->root, id, err);
+}
+
+/* -------------------------------------------------------------------- run */
+
+static int
+exit_code_of (int status)
+{
+  if (WIFEXITED (status))
+    return WEXITSTATUS (status);
+  if (WIFSIGNALED (status))
+    return 128 + WTERMSIG (status);
+  return 255;
+}
+
+/* Forwards signals to the container process until it exits; returns its
+ * exit code.  A signalfd keeps this free of global handlers. */
+int
+pr_wait_forwarding (pid_t pid, sigset_t *mask)
+{
+  int sfd = signalfd (-1, mask, SFD_CLOEXEC);
+  int status = 0;
+  for (;;)
+    {
+      pid_t r = waitpid (pid, &status, WNOHANG);
+      if (r == pid)
+        break;
+      if (r < 0 && errno != EINTR)
+        break;
+      struct signalfd_siginfo si;
+      if (sfd >= 0 && read (sfd, &si, sizeof si) == sizeof si && si.ssi_signo != SIGCHLD)
+        kill (pid, si.ssi_signo);
+      else if (sfd < 0)
+        usleep (10000);
+    }
+  if (sfd >= 0)
+    close (sfd);
+  return exit_code_of (status);
+}
+
+void
+pr_forward_sigset (sigset_t *mask)
+{
+  static const int fwd[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCHLD };
+  sigemptyset (mask);
+  for (size_t i = 0; i < PR_ARRAY_SIZE (fwd); i++)
+    sigaddset (mask, fwd[i]);
+}
+
+int
+pr_container_run (const struct pr_global *g, const struct pr_create_opts *o, bool detach, bool keep,
+                  int *exit_code, pr_error **err)
+{
+  pid_t pid = 0;
+  int master = -1;
+  sigset_t mask, old;
+
+  pr_forward_sigset (&mask);
+  if (!detach)
+    sigprocmask (SIG_BLOCK, &mask, &old);
+  struct pr_create_opts co = *o;
+  co.local_tty = !detach && o->console_socket == NULL;
+  if (pr_container_create (g, &co, &pid, &master, err) < 0)
+    return -1;
+  if (pr_container_start (g, o->id, err) < 0)
+    {
+      pr_container_delete (g, o->id, true, NULL);
+      return -1;
+    }
+  *exit_code = 0;
+  if (detach)
+    return 0;
+  if (master >= 0)
+    {
+      pr_error *e = NULL;
+      if (pr_console_proxy (master, &e) < 0)
+        {
+          pr_debug ("console proxy: %s", e->msg);
+          pr_error_free (&e);
+        }
+      close (master);
+    }
+  *exit_code = pr_wait_forwarding (pid, &mask);
+  sigprocmask (SIG_SETMASK, &old, NULL);
+  if (!keep)
+    return pr_container_delete (g, o->id, true, err);
+  return 0;
+}

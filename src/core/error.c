@@ -1,0 +1,63 @@
+/* error.c - construction and chaining of pr_error values (see error.h). */
+#define _GNU_SOURCE
+#include "error.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+pr_error_set (pr_error **err, int errnum, const char *fmt, ...)
+{
+  va_list ap;
+  char *text = NULL;
+
+  if (err == NULL || *err != NULL)
+    return -1;
+  va_start (ap, fmt);
+  if (vasprintf (&text, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  pr_error *e = xmalloc0 (sizeof *e);
+  e->errnum = errnum;
+  if (errnum != 0)
+    {
+      e->msg = xasprintf ("%s: %s", text, strerror (errnum));
+      free (text);
+    }
+  else
+    e->msg = text;
+  *err = e;
+  return -1;
+}
+
+int
+pr_error_wrap (pr_error **err, const char *fmt, ...)
+{
+  va_list ap;
+  char *ctx = NULL;
+
+  if (err == NULL || *err == NULL)
+    return -1;
+  va_start (ap, fmt);
+  if (vasprintf (&ctx, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  char *m = xasprintf ("%s: %s", ctx, (*err)->msg);
+  free (ctx);
+  free ((*err)->msg);
+  (*err)->msg = m;
+  return -1;
+}
+
+void
+pr_error_free (pr_error **err)
+{
+  if (err == NULL || *err == NULL)
+    return;
+  free ((*err)->msg);
+  free (*err);
+  *err = NULL;
+}

@@ -1,0 +1,386 @@
+/* exec.c - `exec`: a new process in a running container (see exec.h).
+ *
+ *   runtime ──fork──> joiner ──clone(CLONE_PARENT)──> process
+ *
+ * The joiner setns()es into the init's namespaces (user first, mount
+ * last); the process is cloned so that a joined pid or time namespace
+ * applies to it, and CLONE_PARENT makes it the runtime's child so a
+ * foreground exec can wait for it. */
+#define _GNU_SOURCE
+#include "exec.h"
+#include "console.h"
+#include "finalize.h"
+#include "log.h"
+#include "state.h"
+#include "sync.h"
+#include "util.h"
+#include "../cgroup/cgroup.h"
+#include "../config/config.h"
+#include "../linux/namespace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <yajl/yajl_tree.h>
+
+struct exec_ctx
+{
+  const struct pr_exec_opts *o;
+  struct pr_state *st;
+  struct pr_config *cfg;
+  int ns_fds[8]; /* indexed like pr_ns_join_order */
+  int console_fd;
+  int local_console;
+  int sync_parent;
+  int sync_child;
+};
+
+/* ------------------------------------------------------- process building */
+
+static char **
+env_override (char **env, const char *kv)
+{
+  const char *eq = strchr (kv, '=');
+  size_t kl = eq ? (size_t) (eq - kv) : strlen (kv);
+  for (size_t i = 0; env && env[i]; i++)
+    if (strncmp (env[i], kv, kl) == 0 && env[i][kl] == '=')
+      {
+        free (env[i]);
+        env[i] = xstrdup (kv);
+        return env;
+      }
+  return pr_strv_append (env, kv);
+}
+
+static int
+parse_user (const char *spec, struct pr_user *u, pr_error **err)
+{
+  _cleanup_free_ char *copy = xstrdup (spec);
+  char *colon = strchr (copy, ':');
+  uint64_t uid, gid = 0;
+  if (colon)
+    *colon = '\0';
+  if (pr_parse_u64 (copy, &uid) < 0 || uid > UINT32_MAX
+      || (colon && (pr_parse_u64 (colon + 1, &gid) < 0 || gid > UINT32_MAX)))
+    return pr_error_set (err, EINVAL, "invalid --user `%s`: expected UID[:GID]", spec);
+  u->uid = uid;
+  u->gid = colon ? gid : 0;
+  return 0;
+}
+
+static char **
+caps_add (char **set, char **add)
+{
+  for (size_t i = 0; add && add[i]; i++)
+    set = pr_strv_append (set ? set : xmalloc0 (sizeof (char *)), add[i]);
+  return set;
+}
+
+static int
+apply_cli_overrides (struct pr_process *p, const struct pr_exec_opts *o, pr_error **err)
+{
+  if (o->args && o->args[0])
+    {
+      pr_strv_free (p->args);
+      p->args = pr_strv_dup (o->args);
+    }
+  p->terminal = o->tty;
+  for (size_t i = 0; o->env && o->env[i]; i++)
+    p->env = env_override (p->env, o->env[i]);
+  if (o->cwd)
+    {
+      free (p->cwd);
+      p->cwd = xstrdup (o->cwd);
+    }
+  if (o->user && parse_user (o->user, &p->user, err) < 0)
+    return -1;
+  if (o->additional_gids && o->additional_gids[0])
+    {
+      size_t n = pr_strv_len (o->additional_gids);
+      free (p->user.additional_gids);
+      p->user.additional_gids = xmalloc0 (n * sizeof (uint32_t));
+      for (size_t i = 0; i < n; i++)
+        {
+          uint64_t g;
+          if (pr_parse_u64 (o->additional_gids[i], &g) < 0 || g > UINT32_MAX)
+            return pr_error_set (err, EINVAL, "invalid --additional-gids `%s`", o->additional_gids[i]);
+          p->user.additional_gids[i] = g;
+        }
+      p->user.n_additional_gids = n;
+    }
+  if (o->caps && o->caps[0])
+    {
+      struct pr_capabilities *c = &p->capabilities;
+      p->has_capabilities = true;
+      c->bounding = caps_add (c->bounding, o->caps);
+      c->effective = caps_add (c->effective, o->caps);
+      c->permitted = caps_add (c->permitted, o->caps);
+      c->inheritable = caps_add (c->inheritable, o->caps);
+      c->ambient = caps_add (c->ambient, o->caps);
+    }
+  if (o->no_new_privs)
+    p->no_new_privileges = true;
+  if (o->apparmor)
+    {
+      free (p->apparmor_profile);
+      p->apparmor_profile = xstrdup (o->apparmor);
+    }
+  if (o->process_label)
+    {
+      free (p->selinux_label);
+      p->selinux_label = xstrdup (o->process_label);
+    }
+  if (p->args == NULL || p->args[0] == NULL)
+    return pr_error_set (err, EINVAL, "exec: no command given");
+  return 0;
+}
+
+static int
+build_process (struct exec_ctx *c, pr_error **err)
+{
+  if (c->o->process_path == NULL)
+    return apply_cli_overrides (&c->cfg->process, c->o, err);
+  _cleanup_free_ char *text = NULL;
+  size_t len;
+  struct pr_process p = { 0 };
+  yajl_val tree = NULL;
+  if (pr_read_file (c->o->process_path, &text, &len, err) < 0)
+    return -1;
+  if (pr_process_parse (text, len, &p, &tree, err) < 0)
+    return pr_error_wrap (err, "%s", c->o->process_path);
+  if (tree)
+    yajl_tree_free (tree);
+  pr_process_free_contents (&c->cfg->process);
+  c->cfg->process = p;
+  if (c->o->tty)
+    c->cfg->process.terminal = true;
+  if (c->o->no_new_privs)
+    c->cfg->process.no_new_privileges = true;
+  return 0;
+}
+
+/* ------------------------------------------------------- container side */
+
+static void __attribute__ ((noreturn))
+fail (struct exec_ctx *c, pr_error *err)
+{
+  pr_sync_send_error (c->sync_child, err);
+  _exit (1);
+}
+
+static void __attribute__ ((noreturn))
+exec_process (struct exec_ctx *c)
+{
+  pr_error *err = NULL;
+  const struct pr_process *p = &c->cfg->process;
+  _cleanup_free_ char *exe = NULL;
+  _cleanup_strv_ char **env = NULL;
+  _cleanup_free_ char *json = pr_state_to_json (c->st, "running");
+
+  if (p->terminal)
+    {
+      if (setsid () < 0)
+        pr_error_set (&err, errno, "setsid");
+      if (err == NULL)
+        pr_console_setup_slave (c->console_fd, p->has_console_size, p->console_height, p->console_width, &err);
+    }
+  if (err == NULL)
+    pr_finalize_prepare (p, c->cfg, &exe, &env, &err);
+  if (err == NULL)
+    pr_finalize_security (p, c->cfg, json, &err);
+  if (err)
+    fail (c, err);
+  if (c->console_fd >= 0)
+    close (c->console_fd);
+  pr_finalize_fds (c->o->preserve_fds);
+  execve (exe, p->args, env);
+  pr_error_set (&err, errno, "exec `%s`", exe);
+  fail (c, err);
+}
+
+static void __attribute__ ((noreturn))
+joiner (struct exec_ctx *c)
+{
+  pr_error *err = NULL;
+  close (c->sync_parent);
+  if (c->local_console >= 0)
+    close (c->local_console);
+  if (pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
+    _exit (1);
+  for (size_t i = 0; i < PR_ARRAY_SIZE (pr_ns_join_order); i++)
+    {
+      if (c->ns_fds[i] < 0)
+        continue;
+      if (setns (c->ns_fds[i], pr_ns_join_order[i]) < 0)
+        {
+          pr_error_set (&err, errno, "join the container's %s namespace", pr_namespace_name (pr_ns_join_order[i]));
+          fail (c, err);
+        }
+      close (c->ns_fds[i]);
+      c->ns_fds[i] = -1;
+    }
+  pid_t pid = pr_clone_parent ();
+  if (pid < 0)
+    {
+      pr_error_set (&err, errno, "clone exec process");
+      fail (c, err);
+    }
+  if (pid == 0)
+    exec_process (c);
+  pr_sync_send (c->sync_child, PR_SYNC_PID, pid, NULL, NULL);
+  _exit (0);
+}
+
+/* ---------------------------------------------------------- runtime side */
+
+static int
+open_namespaces (struct exec_ctx *c, pr_error **err)
+{
+  for (size_t i = 0; i < PR_ARRAY_SIZE (pr_ns_join_order); i++)
+    {
+      int type = pr_ns_join_order[i];
+      c->ns_fds[i] = -1;
+      if (pr_config_namespace (c->cfg, type) == NULL)
+        continue;
+      if (pr_ns_open_pid (c->st->pid, type, &c->ns_fds[i], err) < 0)
+        return -1;
+    }
+  /* The pid could have been recycled between loading the state and
+   * opening its namespaces. */
+  if (!pr_state_pid_alive (c->st))
+    return pr_error_set (err, 0, "cannot exec in a stopped container");
+  return 0;
+}
+
+static int
+prepare (struct exec_ctx *c, const struct pr_global *g, pr_error **err)
+{
+  if (pr_state_load (g->root, c->o->id, false, &c->st, err) < 0)
+    return -1;
+  if (strcmp (pr_state_status (c->st), "stopped") == 0)
+    return pr_error_set (err, 0, "cannot exec in a stopped container");
+  _cleanup_free_ char *cfgpath = xasprintf ("%s/%s/config.json", g->root, c->o->id);
+  if (pr_config_load (cfgpath, &c->cfg, err) < 0)
+    return -1;
+  if (build_process (c, err) < 0)
+    return -1;
+  bool tty = c->cfg->process.terminal;
+  if (tty && c->o->console_socket == NULL && c->o->detach)
+    return pr_error_set (err, EINVAL, "cannot allocate tty if proctor will detach without setting console socket");
+  if (c->o->console_socket && pr_console_socket_connect (c->o->console_socket, &c->console_fd, err) < 0)
+    return -1;
+  if (tty && c->o->console_socket == NULL && pr_console_local_socket (&c->local_console, &c->console_fd, err) < 0)
+    return -1;
+  if (open_namespaces (c, err) < 0)
+    return -1;
+  int sp[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+    return pr_error_set (err, errno, "socketpair");
+  c->sync_parent = sp[0];
+  c->sync_child = sp[1];
+  return 0;
+}
+
+static void
+ctx_free (struct exec_ctx *c)
+{
+  for (size_t i = 0; i < PR_ARRAY_SIZE (c->ns_fds); i++)
+    if (c->ns_fds[i] >= 0)
+      close (c->ns_fds[i]);
+  if (c->console_fd >= 0)
+    close (c->console_fd);
+  if (c->local_console >= 0)
+    close (c->local_console);
+  if (c->sync_parent >= 0)
+    close (c->sync_parent);
+  if (c->sync_child >= 0)
+    close (c->sync_child);
+  if (c->cfg)
+    pr_config_free (c->cfg);
+  if (c->st)
+    pr_state_free (c->st);
+}
+
+static int
+start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
+{
+  int pid = 0;
+  pid_t j = fork ();
+  if (j < 0)
+    return pr_error_set (err, errno, "fork");
+  if (j == 0)
+    joiner (c);
+  close (c->sync_child);
+  c->sync_child = -1;
+  if (c->console_fd >= 0)
+    close (c->console_fd);
+  c->console_fd = -1;
+  if (c->st->cgroup_path && pr_cgroup_enter (c->st->cgroup_path, j, err) < 0)
+    {
+      kill (j, SIGKILL);
+      waitpid (j, NULL, 0);
+      return -1;
+    }
+  int r = pr_sync_send (c->sync_parent, PR_SYNC_GO, 0, NULL, err);
+  if (r == 0)
+    r = pr_sync_expect (c->sync_parent, PR_SYNC_PID, "exec setup", &pid, NULL, err);
+  waitpid (j, NULL, 0);
+  if (r < 0)
+    return -1;
+  *pid_out = pid;
+  if (pr_sync_wait_exec (c->sync_parent, err) < 0)
+    {
+      waitpid (pid, NULL, 0);
+      return -1;
+    }
+  return 0;
+}
+
+static int
+write_pid_file (const char *path, pid_t pid, pr_error **err)
+{
+  if (path == NULL)
+    return 0;
+  _cleanup_free_ char *text = xasprintf ("%d", pid);
+  return pr_write_file_at (AT_FDCWD, path, text, strlen (text), 0644, err);
+}
+
+int
+pr_container_exec (const struct pr_global *g, const struct pr_exec_opts *o, int *exit_code, pr_error **err)
+{
+  struct exec_ctx c = { .o = o, .console_fd = -1, .local_console = -1, .sync_parent = -1, .sync_child = -1 };
+  for (size_t i = 0; i < PR_ARRAY_SIZE (c.ns_fds); i++)
+    c.ns_fds[i] = -1;
+  sigset_t mask, old;
+  pid_t pid = 0;
+  int ret = -1, master = -1;
+
+  *exit_code = 0;
+  pr_forward_sigset (&mask);
+  if (!o->detach)
+    sigprocmask (SIG_BLOCK, &mask, &old);
+  if (prepare (&c, g, err) < 0 || start_process (&c, &pid, err) < 0)
+    goto out;
+  if (write_pid_file (o->pid_file, pid, err) < 0)
+    goto out;
+  ret = 0;
+  if (o->detach)
+    goto out;
+  if (c.local_console >= 0 && pr_console_receive_master (c.local_console, &master, err) == 0)
+    {
+      pr_error *e = NULL;
+      if (pr_console_proxy (master, &e) < 0)
+        pr_error_free (&e);
+      close (master);
+    }
+  *exit_code = pr_wait_forwarding (pid, &mask);
+out:
+  if (!o->detach)
+    sigprocmask (SIG_SETMASK, &old, NULL);
+  ctx_free (&c);
+  return ret;
+}

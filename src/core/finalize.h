@@ -1,0 +1,43 @@
+/* finalize.h - turning a process already inside the container's namespaces
+ * and root into the configured container process: rlimits, scheduling,
+ * cwd, executable lookup, LSM labels, user and groups, capabilities,
+ * no_new_privs and seccomp, in the order the kernel requires.  Shared by the
+ * container init (create) and exec.  Source: runtime-spec config.md
+ * "process"; capabilities(7) "Effect of user ID changes on capabilities". */
+#ifndef PROCTOR_FINALIZE_H
+#define PROCTOR_FINALIZE_H
+
+#include "../config/config.h"
+#include "error.h"
+
+/* Looks up name like execvp(3) would: names containing '/' are used as is;
+ * others are searched in the PATH of env (or a default PATH).  Returns a
+ * malloc'd path.  Errors: ENOENT `exec: "NAME": executable file not found
+ * in $PATH` (the wording podman and docker match to exit 127), EACCES
+ * `exec: "NAME": permission denied` for a path that is not executable. */
+int pr_find_executable (const char *name, char *const *env, char **out, pr_error **err);
+
+/* Everything up to (not including) the user switch that may fail in a way
+ * the caller must report before signalling readiness: rlimits, oom score,
+ * scheduler, ioprio, personality, umask, cwd, HOME, executable lookup, LSM
+ * exec labels.  *exe_out receives the resolved executable, *env_out a new
+ * environment (HOME added from /etc/passwd when absent).  Errors: from
+ * each step; chdir failure is `chdir to cwd ("X") set in config.json
+ * failed: ...`; a cwd under /proc/self/fd is refused (CVE-2024-21626). */
+int pr_finalize_prepare (const struct pr_process *p, const struct pr_config *cfg, char **exe_out, char ***env_out,
+                         pr_error **err);
+
+/* Switches identity and applies the security settings: bounding set,
+ * seccomp (before setuid when no_new_privileges is off, since loading a
+ * filter then needs CAP_SYS_ADMIN), supplementary groups, gid, uid,
+ * capability sets, no_new_privs, seccomp.  state_json is sent to the
+ * seccomp listener when the filter uses notify.  Errors: from each step. */
+int pr_finalize_security (const struct pr_process *p, const struct pr_config *cfg, const char *state_json,
+                          pr_error **err);
+
+/* Clears FD_CLOEXEC on 3..3+preserve_fds-1 and marks every higher fd
+ * close-on-exec, so nothing but stdio and the preserved fds crosses
+ * execve (CVE-2024-21626 class). */
+void pr_finalize_fds (int preserve_fds);
+
+#endif

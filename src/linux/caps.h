@@ -1,0 +1,27 @@
+/* caps.h - Linux capabilities of the container process with libcap:
+ * bounding, effective, permitted, inheritable and ambient sets.
+ * Source: runtime-spec config.md "process.capabilities"; capabilities(7). */
+#ifndef PROCTOR_CAPS_H
+#define PROCTOR_CAPS_H
+
+#include "../config/config.h"
+#include "../core/error.h"
+
+/* Checks every name ("CAP_SYS_ADMIN") is known to libcap; names the running
+ * kernel does not have are ignored with a warning, as runc does.  Errors:
+ * EINVAL "unknown capability `X`". */
+int pr_caps_validate (const struct pr_capabilities *caps, pr_error **err);
+
+/* Step 1, while still root: sets PR_SET_KEEPCAPS and drops every capability
+ * not in caps->bounding from the bounding set.  Errors: prctl errno. */
+int pr_caps_prepare (const struct pr_capabilities *caps, pr_error **err);
+
+/* Step 2, after setuid/setgid: sets effective, permitted and inheritable
+ * exactly to the configured sets, clears KEEPCAPS, then raises each ambient
+ * capability.  Errors: capset/prctl errno. */
+int pr_caps_apply (const struct pr_capabilities *caps, pr_error **err);
+
+/* Resolves a name to its number; -1 when unknown. */
+int pr_cap_from_name (const char *name);
+
+#endif

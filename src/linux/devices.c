@@ -1,0 +1,273 @@
+/* devices.c - the default devices, linux.devices and the /dev symlinks
+ * inside the container's rootfs (see devices.h).  Every path is resolved
+ * inside the rootfs (safepath.h) and the node itself is created relative to
+ * its parent directory fd, so a symlink in the image never redirects a
+ * mknod, chown or bind mount to the host. */
+#define _GNU_SOURCE
+#include "devices.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "../core/log.h"
+#include "../core/util.h"
+#include "safepath.h"
+
+struct dev_node
+{
+  const char *path;
+  mode_t type; /* S_IFCHR, S_IFBLK, S_IFIFO */
+  unsigned major, minor;
+  mode_t mode;
+  uid_t uid;
+  gid_t gid;
+};
+
+/* runtime-spec config-linux.md "Default Devices". */
+static const struct dev_node default_devices[] = {
+  { "/dev/null", S_IFCHR, 1, 3, 0666, 0, 0 },
+  { "/dev/zero", S_IFCHR, 1, 5, 0666, 0, 0 },
+  { "/dev/full", S_IFCHR, 1, 7, 0666, 0, 0 },
+  { "/dev/random", S_IFCHR, 1, 8, 0666, 0, 0 },
+  { "/dev/urandom", S_IFCHR, 1, 9, 0666, 0, 0 },
+  { "/dev/tty", S_IFCHR, 5, 0, 0666, 0, 0 },
+};
+
+static const char *const default_links[][2] = {
+  { "/dev/ptmx", "pts/ptmx" },
+  { "/dev/fd", "/proc/self/fd" },
+  { "/dev/stdin", "/proc/self/fd/0" },
+  { "/dev/stdout", "/proc/self/fd/1" },
+  { "/dev/stderr", "/proc/self/fd/2" },
+};
+
+/* Splits an absolute path into a malloc'd parent and a pointer to its last
+ * component (inside path).  Returns -1 when there is no usable last
+ * component ("/", "/dev/.."). */
+static int
+split_path (const char *path, char **parent, const char **base)
+{
+  const char *slash = strrchr (path, '/');
+  if (slash == NULL || slash[1] == '\0' || strcmp (slash + 1, ".") == 0 || strcmp (slash + 1, "..") == 0)
+    return -1;
+  size_t n = (size_t) (slash - path);
+  *parent = xmalloc (n + 2);
+  memcpy (*parent, path, n);
+  (*parent)[n ? n : 1] = '\0';
+  if (n == 0)
+    (*parent)[0] = '/';
+  *base = slash + 1;
+  return 0;
+}
+
+/* Opens the parent directory of path inside the root (creating it) and
+ * removes a leftover non-directory entry at the last component unless it
+ * already is the wanted node.  *exists is set when the right node is there. */
+static int
+prepare_node_slot (int rootfd, const struct dev_node *d, int *parent_out, const char **base_out,
+                   bool *exists, pr_error **err)
+{
+  _cleanup_free_ char *parent = NULL;
+  const char *base;
+  if (d->path[0] != '/' || split_path (d->path, &parent, &base) < 0)
+    return pr_error_set (err, EINVAL, "invalid device path `%s`", d->path);
+
+  _cleanup_close_ int pfd = -1;
+  if (pr_safe_mkdir_p (rootfd, parent, 0755, &pfd, err) < 0)
+    return pr_error_wrap (err, "create device `%s`", d->path);
+
+  *exists = false;
+  struct stat st;
+  if (fstatat (pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    {
+      if (S_ISDIR (st.st_mode))
+        return pr_error_set (err, EEXIST, "create device `%s`: a directory is in the way", d->path);
+      if ((st.st_mode & S_IFMT) == d->type
+          && (d->type == S_IFIFO || st.st_rdev == makedev (d->major, d->minor)))
+        *exists = true;
+      /* A symlink (possibly to a host path) or any other file planted by
+       * the image is replaced; unlinkat never follows it. */
+      else if (unlinkat (pfd, base, 0) < 0)
+        return pr_error_set (err, errno, "remove `%s` to create the device", d->path);
+    }
+  else if (errno != ENOENT)
+    return pr_error_set (err, errno, "stat `%s`", d->path);
+
+  *parent_out = steal_fd (&pfd);
+  *base_out = base;
+  return 0;
+}
+
+/* Sets mode and owner of the node through an O_PATH fd: the magic link
+ * /proc/self/fd/N reaches exactly that inode, never a symlink target. */
+static int
+fix_node_attrs (int pfd, const char *base, const struct dev_node *d, pr_error **err)
+{
+  _cleanup_close_ int fd = openat (pfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return pr_error_set (err, errno, "open device `%s`", d->path);
+  char p[32];
+  pr_fd_path (fd, p, sizeof p);
+  if (chmod (p, d->mode & 07777) < 0)
+    return pr_error_set (err, errno, "chmod device `%s`", d->path);
+  if (fchownat (fd, "", d->uid, d->gid, AT_EMPTY_PATH) < 0)
+    return pr_error_set (err, errno, "chown device `%s` to %u:%u", d->path, (unsigned) d->uid, (unsigned) d->gid);
+  return 0;
+}
+
+static int
+mknod_device (int rootfd, const struct dev_node *d, pr_error **err)
+{
+  _cleanup_close_ int pfd = -1;
+  const char *base;
+  bool exists;
+  if (prepare_node_slot (rootfd, d, &pfd, &base, &exists, err) < 0)
+    return -1;
+  if (!exists && mknodat (pfd, base, d->type | (d->mode & 07777), makedev (d->major, d->minor)) < 0)
+    return pr_error_set (err, errno, "mknod `%s`", d->path);
+  return fix_node_attrs (pfd, base, d, err);
+}
+
+/* In a user namespace mknod(2) is refused, so the host's node at the same
+ * path is bind-mounted onto an empty file (its mode and owner are the
+ * host's). */
+static int
+bind_device (int rootfd, const struct dev_node *d, pr_error **err)
+{
+  _cleanup_close_ int pfd = -1;
+  const char *base;
+  bool exists;
+  if (prepare_node_slot (rootfd, d, &pfd, &base, &exists, err) < 0)
+    return -1;
+  /* An existing matching node (a previous mknod by a privileged runtime)
+   * cannot be opened in a nodev mount either, so bind over it too. */
+  int fd = openat (pfd, base, O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 && errno != ENXIO && errno != EACCES && errno != EPERM)
+    return pr_error_set (err, errno, "create bind target for device `%s`", d->path);
+  if (fd >= 0)
+    close (fd);
+  _cleanup_close_ int target = openat (pfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (target < 0)
+    return pr_error_set (err, errno, "open bind target for device `%s`", d->path);
+  char p[32];
+  pr_fd_path (target, p, sizeof p);
+  if (mount (d->path, p, NULL, MS_BIND, NULL) < 0)
+    return pr_error_set (err, errno, "bind mount device `%s`", d->path);
+  return 0;
+}
+
+static int
+create_link (int rootfd, const char *path, const char *target, pr_error **err)
+{
+  _cleanup_free_ char *parent = NULL;
+  const char *base;
+  if (split_path (path, &parent, &base) < 0)
+    return pr_error_set (err, EINVAL, "invalid symlink path `%s`", path);
+  _cleanup_close_ int pfd = -1;
+  if (pr_safe_mkdir_p (rootfd, parent, 0755, &pfd, err) < 0)
+    return -1;
+  /* An existing entry (image-provided or a configured device) wins. */
+  if (symlinkat (target, pfd, base) < 0 && errno != EEXIST)
+    return pr_error_set (err, errno, "symlink `%s` -> `%s`", path, target);
+  return 0;
+}
+
+static int
+create_shm_dir (int rootfd, pr_error **err)
+{
+  _cleanup_close_ int dev = -1;
+  if (pr_safe_mkdir_p (rootfd, "/dev", 0755, &dev, err) < 0)
+    return -1;
+  struct stat st;
+  if (fstatat (dev, "shm", &st, AT_SYMLINK_NOFOLLOW) == 0)
+    return 0;
+  if (mkdirat (dev, "shm", 01777) < 0 && errno != EEXIST)
+    return pr_error_set (err, errno, "mkdir `/dev/shm`");
+  _cleanup_close_ int fd = openat (dev, "shm", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return pr_error_set (err, errno, "open `/dev/shm`");
+  char p[32];
+  pr_fd_path (fd, p, sizeof p);
+  /* mkdir's mode went through the umask */
+  if (chmod (p, 01777) < 0)
+    return pr_error_set (err, errno, "chmod `/dev/shm`");
+  return 0;
+}
+
+static int
+config_device_node (const struct pr_device *cd, struct dev_node *out, pr_error **err)
+{
+  memset (out, 0, sizeof *out);
+  out->path = cd->path;
+  switch (cd->type)
+    {
+    case 'c':
+    case 'u':
+      out->type = S_IFCHR;
+      break;
+    case 'b':
+      out->type = S_IFBLK;
+      break;
+    case 'p':
+      out->type = S_IFIFO;
+      break;
+    default:
+      return pr_error_set (err, EINVAL, "device `%s`: unknown type `%c`", cd->path, cd->type);
+    }
+  if (cd->major < 0 || cd->minor < 0 || cd->major > 0xfffff || cd->minor > 0xfffff)
+    return pr_error_set (err, EINVAL, "device `%s`: invalid major/minor", cd->path);
+  out->major = (unsigned) cd->major;
+  out->minor = (unsigned) cd->minor;
+  out->mode = cd->has_file_mode ? (cd->file_mode & 07777) : 0666;
+  out->uid = cd->has_uid ? cd->uid : 0;
+  out->gid = cd->has_gid ? cd->gid : 0;
+  return 0;
+}
+
+static bool
+configured (const struct pr_config *cfg, const char *path)
+{
+  for (size_t i = 0; i < cfg->linux.n_devices; i++)
+    if (cfg->linux.devices[i].path && strcmp (cfg->linux.devices[i].path, path) == 0)
+      return true;
+  return false;
+}
+
+static int
+create_node (int rootfd, const struct dev_node *d, bool in_userns, pr_error **err)
+{
+  pr_debug ("creating device %s", d->path);
+  /* mknod(2) of a FIFO needs no capability, so it works in a userns too. */
+  if (in_userns && d->type != S_IFIFO)
+    return bind_device (rootfd, d, err);
+  return mknod_device (rootfd, d, err);
+}
+
+int
+pr_devices_create (const struct pr_config *cfg, int rootfd, bool in_userns, pr_error **err)
+{
+  for (size_t i = 0; i < PR_ARRAY_SIZE (default_devices); i++)
+    if (!configured (cfg, default_devices[i].path)
+        && create_node (rootfd, &default_devices[i], in_userns, err) < 0)
+      return -1;
+
+  for (size_t i = 0; i < cfg->linux.n_devices; i++)
+    {
+      struct dev_node d;
+      if (config_device_node (&cfg->linux.devices[i], &d, err) < 0)
+        return -1;
+      if (create_node (rootfd, &d, in_userns, err) < 0)
+        return -1;
+    }
+
+  for (size_t i = 0; i < PR_ARRAY_SIZE (default_links); i++)
+    if (create_link (rootfd, default_links[i][0], default_links[i][1], err) < 0)
+      return -1;
+
+  return create_shm_dir (rootfd, err);
+}

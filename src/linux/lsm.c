@@ -1,0 +1,107 @@
+/* lsm.c - owns the LSM labels of the container process: the AppArmor exec
+ * profile and the SELinux exec context.  libselinux is optional at build
+ * time; without it SELinux counts as disabled. */
+#define _GNU_SOURCE
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "lsm.h"
+
+#include "../core/log.h"
+#include "../core/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#ifdef HAVE_SELINUX
+#include <selinux/selinux.h>
+#endif
+
+static bool
+apparmor_enabled (void)
+{
+  char buf[2] = { 0 };
+  _cleanup_close_ int fd = open ("/sys/module/apparmor/parameters/enabled", O_RDONLY | O_CLOEXEC);
+
+  return fd >= 0 && read (fd, buf, 1) == 1 && buf[0] == 'Y';
+}
+
+/* Opens an attr file for writing and checks it really is on procfs: a
+ * container image must not be able to stand in a file of its own for the
+ * label write (CVE-2019-16884). */
+static int
+open_proc_attr (const char *path)
+{
+  struct statfs sfs;
+  int fd = open (path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+
+  if (fd < 0)
+    return -1;
+  if (fstatfs (fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
+    {
+      close (fd);
+      errno = EINVAL;
+      return -1;
+    }
+  return fd;
+}
+
+static int
+apparmor_set_exec (const char *profile, pr_error **err)
+{
+  _cleanup_free_ char *cmd = xasprintf ("exec %s", profile);
+  _cleanup_close_ int fd = -1;
+  const char *path = "/proc/thread-self/attr/apparmor/exec";
+
+  /* The per-LSM directory exists since Linux 5.8; older kernels only have
+   * the shared attr file. */
+  fd = open_proc_attr (path);
+  if (fd < 0 && errno == ENOENT)
+    {
+      path = "/proc/thread-self/attr/exec";
+      fd = open_proc_attr (path);
+    }
+  if (fd < 0)
+    return pr_error_set (err, errno, "set apparmor profile `%s`: open `%s`", profile, path);
+  if (pr_write_all (fd, cmd, strlen (cmd)) < 0)
+    return pr_error_set (err, errno, "set apparmor profile `%s`", profile);
+  return 0;
+}
+
+int
+pr_selinux_enabled (void)
+{
+#ifdef HAVE_SELINUX
+  return is_selinux_enabled () > 0;
+#else
+  return 0;
+#endif
+}
+
+int
+pr_lsm_set_exec_labels (const char *apparmor_profile, const char *selinux_label, pr_error **err)
+{
+  if (apparmor_profile && apparmor_profile[0])
+    {
+      if (!apparmor_enabled ())
+        pr_debug ("apparmor is not enabled, profile `%s` ignored", apparmor_profile);
+      else if (apparmor_set_exec (apparmor_profile, err) < 0)
+        return -1;
+    }
+
+  if (selinux_label && selinux_label[0])
+    {
+      if (!pr_selinux_enabled ())
+        pr_debug ("selinux is not enabled, label `%s` ignored", selinux_label);
+#ifdef HAVE_SELINUX
+      else if (setexeccon (selinux_label) < 0)
+        return pr_error_set (err, errno, "set selinux exec label `%s`", selinux_label);
+#endif
+    }
+  return 0;
+}

@@ -1,0 +1,153 @@
+/* namespace.c - opening, joining and creating namespaces; uid/gid maps. */
+#define _GNU_SOURCE
+#include "namespace.h"
+#include "../core/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <linux/nsfs.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+const int pr_ns_join_order[8] = { CLONE_NEWUSER, CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWNET,
+                                  CLONE_NEWPID, CLONE_NEWTIME, CLONE_NEWCGROUP, CLONE_NEWNS };
+
+void
+pr_ns_close_fds (int *fds, size_t n)
+{
+  for (size_t i = 0; fds && i < n; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+  free (fds);
+}
+
+static int
+check_ns_type (int fd, int type, const char *path, pr_error **err)
+{
+  int t = ioctl (fd, NS_GET_NSTYPE);
+  if (t < 0)
+    return pr_error_set (err, errno, "`%s` is not a namespace file", path);
+  if (t != type)
+    return pr_error_set (err, EINVAL, "`%s` is not a %s namespace", path, pr_namespace_name (type));
+  return 0;
+}
+
+int
+pr_ns_open_paths (const struct pr_config *cfg, int **fds_out, pr_error **err)
+{
+  size_t n = cfg->linux.n_namespaces;
+  int *fds = xmalloc0 ((n + 1) * sizeof (int));
+
+  for (size_t i = 0; i < n; i++)
+    fds[i] = -1;
+  for (size_t i = 0; i < n; i++)
+    {
+      const struct pr_namespace *ns = &cfg->linux.namespaces[i];
+      if (ns->path == NULL)
+        continue;
+      fds[i] = open (ns->path, O_RDONLY | O_CLOEXEC);
+      if (fds[i] < 0)
+        {
+          pr_error_set (err, errno, "open %s namespace path `%s`", pr_namespace_name (ns->type), ns->path);
+          pr_ns_close_fds (fds, n);
+          return -1;
+        }
+      if (check_ns_type (fds[i], ns->type, ns->path, err) < 0)
+        {
+          pr_ns_close_fds (fds, n);
+          return -1;
+        }
+    }
+  *fds_out = fds;
+  return 0;
+}
+
+int
+pr_ns_join (const struct pr_config *cfg, const int *fds, bool only_user, pr_error **err)
+{
+  for (size_t o = 0; o < PR_ARRAY_SIZE (pr_ns_join_order); o++)
+    {
+      int type = pr_ns_join_order[o];
+      if (only_user != (type == CLONE_NEWUSER))
+        continue;
+      for (size_t i = 0; i < cfg->linux.n_namespaces; i++)
+        {
+          if (cfg->linux.namespaces[i].type != type || fds[i] < 0)
+            continue;
+          if (setns (fds[i], type) < 0)
+            return pr_error_set (err, errno, "join %s namespace `%s`", pr_namespace_name (type),
+                                 cfg->linux.namespaces[i].path);
+        }
+    }
+  return 0;
+}
+
+int
+pr_ns_new_flags (const struct pr_config *cfg)
+{
+  int flags = 0;
+  for (size_t i = 0; i < cfg->linux.n_namespaces; i++)
+    if (cfg->linux.namespaces[i].path == NULL)
+      flags |= cfg->linux.namespaces[i].type;
+  return flags;
+}
+
+static char *
+format_map (const struct pr_idmap *m, size_t n)
+{
+  size_t cap = 64 * (n + 1);
+  char *buf = xmalloc0 (cap);
+  size_t len = 0;
+  for (size_t i = 0; i < n; i++)
+    len += snprintf (buf + len, cap - len, "%u %u %u\n", m[i].container_id, m[i].host_id, m[i].size);
+  return buf;
+}
+
+static int
+write_map (pid_t pid, const char *file, const struct pr_idmap *m, size_t n, pr_error **err)
+{
+  _cleanup_free_ char *path = xasprintf ("/proc/%d/%s", pid, file);
+  _cleanup_free_ char *text = format_map (m, n);
+  _cleanup_close_ int fd = open (path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return pr_error_set (err, errno, "open `%s`", path);
+  /* The kernel accepts a map in exactly one write(2). */
+  if (write (fd, text, strlen (text)) < 0)
+    return pr_error_set (err, errno, "write %s `%s`", file, text);
+  return 0;
+}
+
+int
+pr_idmap_write (pid_t pid, const struct pr_config *cfg, pr_error **err)
+{
+  const struct pr_linux *l = &cfg->linux;
+  if (l->n_uid_mappings == 0 || l->n_gid_mappings == 0)
+    return pr_error_set (err, EINVAL, "a new user namespace needs linux.uidMappings and linux.gidMappings");
+  if (write_map (pid, "uid_map", l->uid_mappings, l->n_uid_mappings, err) < 0)
+    return -1;
+  return write_map (pid, "gid_map", l->gid_mappings, l->n_gid_mappings, err);
+}
+
+int
+pr_ns_open_pid (pid_t pid, int type, int *fd_out, pr_error **err)
+{
+  _cleanup_free_ char *path = xasprintf ("/proc/%d/ns/%s", pid, pr_namespace_proc_name (type));
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return pr_error_set (err, errno, "open `%s`", path);
+  *fd_out = fd;
+  return 0;
+}
+
+pid_t
+pr_clone_parent (void)
+{
+  return (pid_t) syscall (SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
+}

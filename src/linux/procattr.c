@@ -1,0 +1,261 @@
+/* procattr.c - owns the per-process attributes set just before execve:
+ * rlimits, oom_score_adj, scheduler, I/O priority, personality, UTS names
+ * and sysctls.  Each function does nothing when its attribute is unset. */
+#define _GNU_SOURCE
+#include "procattr.h"
+
+#include "../core/log.h"
+#include "../core/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/resource.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int
+pr_rlimits_apply (const struct pr_process *p, pr_error **err)
+{
+  for (size_t i = 0; i < p->n_rlimits; i++)
+    {
+      const struct pr_rlimit *r = &p->rlimits[i];
+      struct rlimit lim = { .rlim_cur = r->soft, .rlim_max = r->hard };
+
+      /* prlimit rather than setrlimit: glibc's setrlimit may clamp the
+       * 64-bit values on some ABIs; prlimit64 takes them as given. */
+      if (prlimit (0, (__rlimit_resource_t) r->resource, &lim, NULL) < 0)
+        return pr_error_set (err, errno, "setrlimit `%s`", r->type ? r->type : "?");
+    }
+  return 0;
+}
+
+int
+pr_oom_score_adj_apply (const struct pr_process *p, pr_error **err)
+{
+  char buf[32];
+  int len;
+
+  if (!p->has_oom_score_adj)
+    return 0;
+  len = snprintf (buf, sizeof buf, "%d", p->oom_score_adj);
+  if (pr_write_file ("/proc/self/oom_score_adj", buf, (size_t) len, err) < 0)
+    return pr_error_wrap (err, "set oomScoreAdj %d", p->oom_score_adj);
+  return 0;
+}
+
+/* glibc before 2.41 has neither struct sched_attr nor sched_setattr(); a
+ * private name avoids clashing with the glibc that has them.  Layout:
+ * sched_setattr(2), SCHED_ATTR_SIZE_VER1. */
+struct pr_sched_attr
+{
+  uint32_t size;
+  uint32_t sched_policy;
+  uint64_t sched_flags;
+  int32_t sched_nice;
+  uint32_t sched_priority;
+  uint64_t sched_runtime;
+  uint64_t sched_deadline;
+  uint64_t sched_period;
+  uint32_t sched_util_min;
+  uint32_t sched_util_max;
+};
+
+struct name_value
+{
+  const char *name;
+  uint64_t value;
+};
+
+static const struct name_value sched_policies[] = {
+  { "SCHED_OTHER", 0 }, { "SCHED_FIFO", 1 },  { "SCHED_RR", 2 },       { "SCHED_BATCH", 3 },
+  { "SCHED_ISO", 4 },   { "SCHED_IDLE", 5 },  { "SCHED_DEADLINE", 6 },
+};
+
+static const struct name_value sched_flags[] = {
+  { "SCHED_FLAG_RESET_ON_FORK", 0x01 },  { "SCHED_FLAG_RECLAIM", 0x02 },
+  { "SCHED_FLAG_DL_OVERRUN", 0x04 },     { "SCHED_FLAG_KEEP_POLICY", 0x08 },
+  { "SCHED_FLAG_KEEP_PARAMS", 0x10 },    { "SCHED_FLAG_UTIL_CLAMP_MIN", 0x20 },
+  { "SCHED_FLAG_UTIL_CLAMP_MAX", 0x40 },
+};
+
+static int
+lookup (const struct name_value *tab, size_t n, const char *name, uint64_t *out)
+{
+  for (size_t i = 0; name && i < n; i++)
+    if (strcmp (tab[i].name, name) == 0)
+      {
+        *out = tab[i].value;
+        return 0;
+      }
+  return -1;
+}
+
+int
+pr_scheduler_apply (const struct pr_process *p, pr_error **err)
+{
+  const struct pr_scheduler *s = &p->scheduler;
+  struct pr_sched_attr attr = { .size = sizeof attr };
+  uint64_t v;
+
+  if (!p->has_scheduler)
+    return 0;
+  if (lookup (sched_policies, PR_ARRAY_SIZE (sched_policies), s->policy, &v) < 0)
+    return pr_error_set (err, EINVAL, "unknown scheduler policy `%s`", s->policy ? s->policy : "");
+  attr.sched_policy = (uint32_t) v;
+  for (char **f = s->flags; f && *f; f++)
+    {
+      if (lookup (sched_flags, PR_ARRAY_SIZE (sched_flags), *f, &v) < 0)
+        return pr_error_set (err, EINVAL, "unknown scheduler flag `%s`", *f);
+      attr.sched_flags |= v;
+    }
+  attr.sched_nice = s->nice;
+  attr.sched_priority = (uint32_t) s->priority;
+  attr.sched_runtime = s->runtime;
+  attr.sched_deadline = s->deadline;
+  attr.sched_period = s->period;
+
+  if (syscall (SYS_sched_setattr, 0, &attr, 0) < 0)
+    return pr_error_set (err, errno, "sched_setattr policy `%s`", s->policy);
+  return 0;
+}
+
+/* linux/ioprio.h is not in every kernel-headers version; these are ABI. */
+#define PR_IOPRIO_WHO_PROCESS 1
+#define PR_IOPRIO_CLASS_SHIFT 13
+#define PR_IOPRIO_PRIO_VALUE(cls, data) (((cls) << PR_IOPRIO_CLASS_SHIFT) | (data))
+
+int
+pr_io_priority_apply (const struct pr_process *p, pr_error **err)
+{
+  static const struct name_value classes[] = {
+    { "IOPRIO_CLASS_RT", 1 }, { "IOPRIO_CLASS_BE", 2 }, { "IOPRIO_CLASS_IDLE", 3 },
+  };
+  uint64_t cls;
+
+  if (!p->has_io_priority)
+    return 0;
+  if (lookup (classes, PR_ARRAY_SIZE (classes), p->io_priority_class, &cls) < 0)
+    return pr_error_set (err, EINVAL, "unknown ioPriority class `%s`",
+                         p->io_priority_class ? p->io_priority_class : "");
+  if (p->io_priority < 0 || p->io_priority > 7)
+    return pr_error_set (err, EINVAL, "ioPriority priority %d out of range (0-7)", p->io_priority);
+  if (syscall (SYS_ioprio_set, PR_IOPRIO_WHO_PROCESS, 0, (int) PR_IOPRIO_PRIO_VALUE (cls, (uint64_t) p->io_priority)) < 0)
+    return pr_error_set (err, errno, "ioprio_set `%s` %d", p->io_priority_class, p->io_priority);
+  return 0;
+}
+
+int
+pr_personality_apply (const struct pr_config *cfg, pr_error **err)
+{
+  unsigned long persona;
+
+  if (!cfg->linux.has_personality)
+    return 0;
+  if (cfg->linux.personality_domain && strcmp (cfg->linux.personality_domain, "LINUX") == 0)
+    persona = PER_LINUX;
+  else if (cfg->linux.personality_domain && strcmp (cfg->linux.personality_domain, "LINUX32") == 0)
+    persona = PER_LINUX32;
+  else
+    return pr_error_set (err, EINVAL, "unknown personality domain `%s`",
+                         cfg->linux.personality_domain ? cfg->linux.personality_domain : "");
+  if (personality (persona) < 0)
+    return pr_error_set (err, errno, "personality `%s`", cfg->linux.personality_domain);
+  return 0;
+}
+
+int
+pr_uts_apply (const struct pr_config *cfg, bool new_utsns, pr_error **err)
+{
+  /* An empty name means "unset", as runc reads it. */
+  bool host = cfg->hostname && cfg->hostname[0];
+  bool domain = cfg->domainname && cfg->domainname[0];
+
+  if (host && !new_utsns)
+    return pr_error_set (err, 0, "setting hostname requires a new UTS namespace");
+  if (domain && !new_utsns)
+    return pr_error_set (err, 0, "setting domainname requires a new UTS namespace");
+  if (host && sethostname (cfg->hostname, strlen (cfg->hostname)) < 0)
+    return pr_error_set (err, errno, "sethostname `%s`", cfg->hostname);
+  if (domain && setdomainname (cfg->domainname, strlen (cfg->domainname)) < 0)
+    return pr_error_set (err, errno, "setdomainname `%s`", cfg->domainname);
+  return 0;
+}
+
+/* sysctl(8) key syntax: in the dotted form a '/' stands for a '.' inside one
+ * component ("net.ipv4.conf.eth0/1.forwarding" is conf/eth0.1); a key whose
+ * first separator is '/' is already a path.  Returns the path under
+ * /proc/sys, or NULL when the key could name anything outside it. */
+static char *
+sysctl_path (const char *key)
+{
+  size_t first = strcspn (key, "./");
+  bool dotted = key[first] == '.';
+  char *path = xstrdup (key);
+  const char *c;
+
+  if (strstr (key, "..") != NULL)
+    goto bad;
+  if (dotted)
+    for (char *q = path; *q; q++)
+      *q = *q == '.' ? '/' : *q == '/' ? '.' : *q;
+
+  /* Every component must be a plain name: no empty (leading, trailing or
+   * doubled separator), "." or ".." component survives the conversion. */
+  c = path;
+  for (;;)
+    {
+      size_t len = strcspn (c, "/");
+      if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+        goto bad;
+      if (c[len] == '\0')
+        break;
+      c += len + 1;
+    }
+  return path;
+
+bad:
+  free (path);
+  return NULL;
+}
+
+int
+pr_sysctl_apply (const struct pr_config *cfg, pr_error **err)
+{
+  _cleanup_close_ int dirfd = -1;
+  struct statfs sfs;
+
+  if (cfg->linux.n_sysctl == 0)
+    return 0;
+
+  dirfd = open ("/proc/sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0)
+    return pr_error_set (err, errno, "open `/proc/sys`");
+  /* Without a proc mount of our own, /proc/sys would be whatever the image
+   * put there; never write sysctl values into image files. */
+  if (fstatfs (dirfd, &sfs) < 0)
+    return pr_error_set (err, errno, "statfs `/proc/sys`");
+  if (sfs.f_type != PROC_SUPER_MAGIC)
+    return pr_error_set (err, EINVAL, "`/proc/sys` is not on procfs");
+
+  for (size_t i = 0; i < cfg->linux.n_sysctl; i++)
+    {
+      const struct pr_keyval *kv = &cfg->linux.sysctl[i];
+      _cleanup_free_ char *path = sysctl_path (kv->key ? kv->key : "");
+      _cleanup_close_ int fd = -1;
+      const char *value = kv->value ? kv->value : "";
+
+      if (path == NULL)
+        return pr_error_set (err, EINVAL, "invalid sysctl key `%s`", kv->key ? kv->key : "");
+      fd = openat (dirfd, path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
+        return pr_error_set (err, errno, "open sysctl `%s`", kv->key);
+      if (pr_write_all (fd, value, strlen (value)) < 0)
+        return pr_error_set (err, errno, "write sysctl `%s` = `%s`", kv->key, value);
+    }
+  return 0;
+}

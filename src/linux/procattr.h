@@ -1,0 +1,38 @@
+/* procattr.h - per-process attributes applied just before execve:
+ * rlimits, oomScoreAdj, scheduler, ioPriority, personality, umask,
+ * hostname/domainname, sysctl.  Each function is a no-op when the config
+ * does not set its attribute.  Source: runtime-spec config.md "process",
+ * config-linux.md "Sysctl", "Personality"; setrlimit(2), sched_setattr(2),
+ * ioprio_set(2), personality(2). */
+#ifndef PROCTOR_PROCATTR_H
+#define PROCTOR_PROCATTR_H
+
+#include "../config/config.h"
+#include "../core/error.h"
+
+/* setrlimit for each process.rlimits entry.  Errors: setrlimit errno naming
+ * the limit (e.g. EPERM raising a hard limit without CAP_SYS_RESOURCE). */
+int pr_rlimits_apply (const struct pr_process *p, pr_error **err);
+
+/* Writes /proc/self/oom_score_adj.  Errors: write errno. */
+int pr_oom_score_adj_apply (const struct pr_process *p, pr_error **err);
+
+/* sched_setattr(2) from process.scheduler.  Errors: EINVAL unknown
+ * policy/flag; syscall errno. */
+int pr_scheduler_apply (const struct pr_process *p, pr_error **err);
+
+/* ioprio_set(2) from process.ioPriority.  Errors: EINVAL unknown class. */
+int pr_io_priority_apply (const struct pr_process *p, pr_error **err);
+
+/* personality(2) from linux.personality.  Errors: EINVAL unknown domain. */
+int pr_personality_apply (const struct pr_config *cfg, pr_error **err);
+
+/* sethostname/setdomainname (only when the container has its own UTS
+ * namespace; otherwise setting them is an error as the spec requires). */
+int pr_uts_apply (const struct pr_config *cfg, bool new_utsns, pr_error **err);
+
+/* Writes each linux.sysctl key under /proc/sys (dots become slashes).
+ * Errors: EINVAL for a key with "..", write errno naming the key. */
+int pr_sysctl_apply (const struct pr_config *cfg, pr_error **err);
+
+#endif

@@ -1,0 +1,27 @@
+/* seccomp.h - the container's seccomp filter with libseccomp, including
+ * notify (SCMP_ACT_NOTIFY) with linux.seccomp.listenerPath.
+ * Source: runtime-spec config-linux.md "Seccomp"; seccomp_rule_add(3),
+ * seccomp_notify_fd(3); the listener protocol of runtime-spec
+ * "Seccomp Notify" (state JSON + fd sent over SCM_RIGHTS). */
+#ifndef PROCTOR_SECCOMP_H
+#define PROCTOR_SECCOMP_H
+
+#include "../config/config.h"
+#include "../core/error.h"
+
+/* Builds the filter without loading it, to validate config at create time
+ * before anything is done.  Unknown syscall names are skipped (the running
+ * kernel may not have them), as runc does.  Errors: EINVAL for an unknown
+ * action, operator, architecture or flag. */
+int pr_seccomp_validate (const struct pr_seccomp *sc, pr_error **err);
+
+/* Loads the filter into the calling process.  When any rule uses
+ * SCMP_ACT_NOTIFY, *notify_fd_out receives the listener fd (else -1).
+ * Errors: seccomp_* failures (errno from its negative return). */
+int pr_seccomp_load (const struct pr_seccomp *sc, int *notify_fd_out, pr_error **err);
+
+/* Sends the notify fd and state_json to the unix socket at
+ * sc->listener_path (SCM_RIGHTS).  Errors: connect/sendmsg errno. */
+int pr_seccomp_send_listener (const struct pr_seccomp *sc, int notify_fd, const char *state_json, pr_error **err);
+
+#endif

@@ -1,0 +1,127 @@
+#!/usr/bin/env bats
+# exec into a running container: namespaces, env, cwd, user, --process,
+# exit codes, --detach, and a tty through --console-socket.
+
+load helpers
+
+# A running busybox container ($CID) whose init is `sleep`.
+start_sleeper() {
+	setup_bundle busybox
+	cfg_set '.process.env += ["FROM_CONFIG=yes"]'
+	cfg_args sleep 1000
+	create_ctr
+	pr start "$CID"
+	wait_status "$CID" running
+}
+
+@test "exec runs in the container's pid namespace (ps shows the init)" {
+	start_sleeper
+	run pr exec "$CID" ps -o pid,comm
+	assert_status 0
+	echo "$output" | grep -Eq '^ *1 +sleep$' || fail_with "no sleep at pid 1: $output"
+	run pr exec "$CID" sh -c 'echo $$'
+	assert_status 0
+	[ "$output" -gt 1 ]
+	# Same mount namespace as the init.
+	pid=$(state_of "$CID" pid)
+	run pr exec "$CID" readlink /proc/self/ns/mnt
+	[ "$output" = "$(readlink "/proc/$pid/ns/mnt")" ]
+}
+
+@test "exec --env adds variables to the process env" {
+	start_sleeper
+	run pr exec --env FOO=bar --env BAZ='with space' "$CID" env
+	assert_status 0
+	echo "$output" | grep -qx 'FOO=bar'
+	echo "$output" | grep -qx 'BAZ=with space'
+	echo "$output" | grep -q '^PATH='
+}
+
+@test "exec --cwd sets the working directory" {
+	start_sleeper
+	run pr exec --cwd /etc "$CID" pwd
+	assert_status 0
+	[ "$output" = /etc ]
+}
+
+@test "exec --user 1000:1000 runs as that user" {
+	start_sleeper
+	run pr exec --user 1000:1000 "$CID" id -u
+	assert_status 0
+	[ "$output" = 1000 ]
+	run pr exec --user 1000:1000 "$CID" id -g
+	[ "$output" = 1000 ]
+	# And without --user, as the config's user (root).
+	run pr exec "$CID" id -u
+	[ "$output" = 0 ]
+}
+
+@test "exec --process FILE takes the whole process from JSON" {
+	start_sleeper
+	cat >"$TEST_DIR/process.json" <<-'J'
+	{
+		"terminal": false,
+		"user": {"uid": 1000, "gid": 1000},
+		"args": ["sh", "-c", "echo $PROC_VAR; pwd; id -u"],
+		"env": ["PATH=/bin:/usr/bin", "PROC_VAR=from-process-json"],
+		"cwd": "/tmp"
+	}
+	J
+	run pr exec --process "$TEST_DIR/process.json" "$CID"
+	assert_status 0
+	[ "${lines[0]}" = from-process-json ]
+	[ "${lines[1]}" = /tmp ]
+	[ "${lines[2]}" = 1000 ]
+}
+
+@test "exec propagates the exit code and leaves the container running" {
+	start_sleeper
+	run pr exec "$CID" sh -c 'exit 42'
+	assert_status 42
+	[ "$(state_of "$CID" status)" = running ]
+	run pr exec "$CID" true
+	assert_status 0
+}
+
+@test "exec of a missing binary fails and leaves the container running" {
+	start_sleeper
+	run pr exec "$CID" /no/such/binary
+	[ "$status" -ne 0 ]
+	[ "$(state_of "$CID" status)" = running ]
+	run pr exec "$CID" echo still-here
+	assert_status 0
+	[ "$output" = still-here ]
+}
+
+@test "exec --detach with --pid-file" {
+	start_sleeper
+	pr exec --detach --pid-file "$TEST_DIR/exec.pid" "$CID" sh -c 'echo detached >/tmp/marker; exec sleep 500' \
+		</dev/null >"$TEST_DIR/exec.out" 2>&1
+	wait_file "$TEST_DIR/exec.pid"
+	epid=$(cat "$TEST_DIR/exec.pid")
+	kill -0 "$epid"
+	initpid=$(state_of "$CID" pid)
+	[ "$(readlink "/proc/$epid/ns/pid")" = "$(readlink "/proc/$initpid/ns/pid")" ]
+	[ "$(readlink "/proc/$epid/ns/mnt")" = "$(readlink "/proc/$initpid/ns/mnt")" ]
+	for i in $(seq 50); do
+		[ "$(cat "/proc/$epid/comm")" = sleep ] && break
+		sleep 0.1
+	done
+	[ "$(cat "/proc/$epid/comm")" = sleep ]
+	run pr exec "$CID" cat /tmp/marker
+	[ "$output" = detached ]
+	pr delete -f "$CID"
+	wait_gone "$epid"
+	assert_no_leftovers "$CID"
+}
+
+@test "exec -t with --console-socket gives the process a pty" {
+	start_sleeper
+	start_recvtty "$TEST_DIR/tty.sock" "$TEST_DIR/tty.out"
+	pr exec -t --detach --console-socket "$TEST_DIR/tty.sock" "$CID" sh -c 'tty; echo done' \
+		</dev/null >"$TEST_DIR/exec.out" 2>&1
+	wait_recvtty
+	out=$(tr -d '\r' <"$TEST_DIR/tty.out")
+	echo "$out" | grep -Eqx '/dev/pts/[0-9]+' || fail_with "tty printed: $out"
+	echo "$out" | grep -qx done
+}

@@ -1,0 +1,163 @@
+#!/usr/bin/env bats
+# Process attributes: rlimits, capabilities, no_new_privs, umask, user and
+# additional groups, oom_score_adj, seccomp, env, cwd, sysctl, preserved fds.
+
+load helpers
+
+# status_field NAME: the value of NAME: in $output (a /proc/self/status dump).
+status_field() {
+	echo "$output" | awk -v k="$1:" '$1 == k { $1 = ""; sub(/^[ \t]+/, ""); print; exit }'
+}
+
+@test "rlimits: RLIMIT_NOFILE soft and hard are in /proc/self/limits" {
+	setup_bundle busybox
+	cfg_set '.process.rlimits = [{"type": "RLIMIT_NOFILE", "soft": 4096, "hard": 8192},
+		{"type": "RLIMIT_NPROC", "soft": 300, "hard": 400}]'
+	cfg_args cat /proc/self/limits
+	run_ctr
+	assert_status 0
+	echo "$output" | grep -Eq '^Max open files +4096 +8192 +files' || fail_with "$output"
+	echo "$output" | grep -Eq '^Max processes +300 +400 +processes' || fail_with "$output"
+}
+
+@test "capabilities: CapEff, CapPrm and CapBnd are exactly the configured sets" {
+	setup_bundle busybox
+	cfg_set '.process.capabilities = {"bounding": ["CAP_CHOWN", "CAP_KILL"],
+		"effective": ["CAP_CHOWN", "CAP_KILL"], "permitted": ["CAP_CHOWN", "CAP_KILL"],
+		"inheritable": [], "ambient": []}'
+	cfg_args cat /proc/self/status
+	run_ctr
+	assert_status 0
+	# CAP_CHOWN is bit 0, CAP_KILL bit 5.
+	[ "$(status_field CapEff)" = 0000000000000021 ] || fail_with "$output"
+	[ "$(status_field CapPrm)" = 0000000000000021 ]
+	[ "$(status_field CapBnd)" = 0000000000000021 ]
+	[ "$(status_field CapInh)" = 0000000000000000 ]
+	[ "$(status_field CapAmb)" = 0000000000000000 ]
+}
+
+@test "capabilities: a missing capability is enforced (chown without CAP_CHOWN)" {
+	setup_bundle busybox
+	cfg_set '.process.capabilities = {"bounding": ["CAP_KILL"], "effective": ["CAP_KILL"],
+		"permitted": ["CAP_KILL"]}'
+	cfg_args sh -c 'touch /tmp/f; chown 1000 /tmp/f 2>&1; echo rc=$?'
+	run_ctr
+	assert_status 0
+	assert_output_contains "Operation not permitted"
+	[ "${lines[-1]}" = rc=1 ]
+}
+
+@test "noNewPrivileges true sets NoNewPrivs: 1, false leaves 0" {
+	setup_bundle busybox
+	cfg_set '.process.noNewPrivileges = true'
+	cfg_args cat /proc/self/status
+	run_ctr
+	assert_status 0
+	[ "$(status_field NoNewPrivs)" = 1 ]
+
+	cfg_set '.process.noNewPrivileges = false'
+	run_ctr
+	assert_status 0
+	[ "$(status_field NoNewPrivs)" = 0 ]
+}
+
+@test "umask from process.user.umask" {
+	setup_bundle busybox
+	cfg_set '.process.user.umask = 63'
+	cfg_args sh -c 'umask; touch /tmp/f; stat -c %a /tmp/f'
+	run_ctr
+	assert_status 0
+	[ "${lines[0]}" = 0077 ]
+	[ "${lines[1]}" = 600 ]
+}
+
+@test "user uid/gid and additionalGids" {
+	setup_bundle busybox
+	cfg_set '.process.user = {"uid": 1000, "gid": 1000, "additionalGids": [10, 20]}'
+	cfg_args sh -c 'id -u; id -g; grep "^Groups:" /proc/self/status'
+	run_ctr
+	assert_status 0
+	[ "${lines[0]}" = 1000 ]
+	[ "${lines[1]}" = 1000 ]
+	read -r _ groups <<<"${lines[2]}"
+	[ "$groups" = "10 20" ] || fail_with "groups: ${lines[2]}"
+}
+
+@test "oomScoreAdj is applied" {
+	setup_bundle busybox
+	cfg_set '.process.oomScoreAdj = 123'
+	cfg_args cat /proc/self/oom_score_adj
+	run_ctr
+	assert_status 0
+	[ "$output" = 123 ]
+}
+
+@test "seccomp: a profile blocks mkdir with EPERM and chmod with errnoRet" {
+	setup_bundle busybox
+	cfg_set '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+		{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO"},
+		{"names": ["chmod", "fchmodat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 13}]}'
+	cfg_args sh -c 'mkdir /tmp/d 2>&1; echo rc=$?; touch /tmp/f && echo touched; chmod 600 /tmp/f 2>&1;
+		grep "^Seccomp:" /proc/self/status'
+	run_ctr
+	assert_status 0
+	assert_output_contains "Operation not permitted"
+	echo "$output" | grep -qx rc=1
+	echo "$output" | grep -qx touched
+	assert_output_contains "Permission denied"
+	echo "$output" | grep -Eqx 'Seccomp:[[:space:]]+2'
+	[ ! -e "$ROOTFS/tmp/d" ]
+}
+
+@test "env and cwd from the config" {
+	setup_bundle busybox
+	cfg_set '.process.env = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "GREETING=hello world", "EMPTY="]
+		| .process.cwd = "/home/tester"'
+	cfg_args sh -c 'pwd; env | sort'
+	run_ctr
+	assert_status 0
+	[ "${lines[0]}" = /home/tester ]
+	echo "$output" | grep -qx 'GREETING=hello world'
+	echo "$output" | grep -qx 'EMPTY='
+	echo "$output" | grep -qx 'PATH=/usr/sbin:/usr/bin:/sbin:/bin'
+}
+
+@test "sysctl net.ipv4.ip_forward in a new network namespace" {
+	setup_bundle busybox
+	host=$(cat /proc/sys/net/ipv4/ip_forward)
+	want=$((1 - host))
+	cfg_set --arg v "$want" '.linux.sysctl = {"net.ipv4.ip_forward": $v}'
+	cfg_args cat /proc/sys/net/ipv4/ip_forward
+	run_ctr
+	assert_status 0
+	[ "$output" = "$want" ]
+	[ "$(cat /proc/sys/net/ipv4/ip_forward)" = "$host" ]
+}
+
+# open_fds: the fd numbers in $output (from `ls -l /proc/self/fd` run as the
+# container's process via exec), without ls's own directory descriptor.
+open_fds() {
+	echo "$output" | awk '$(NF-1) == "->" && $NF !~ /^\/proc\/[0-9]+\/fd$/ { print $(NF-2) }' | sort -n | tr '\n' ' '
+}
+
+@test "--preserve-fds 1 passes fd 3 and nothing above it" {
+	setup_bundle busybox
+	echo passed-through >"$TEST_DIR/fd3"
+	echo not-passed >"$TEST_DIR/fd4"
+	cfg_args sh -c 'cat <&3; exec ls -l /proc/self/fd'
+	track_id "$CID"
+	run pr run --preserve-fds 1 --bundle "$BUNDLE" "$CID" </dev/null 3<"$TEST_DIR/fd3" 4<"$TEST_DIR/fd4"
+	assert_status 0
+	[ "${lines[0]}" = passed-through ]
+	[ "$(open_fds)" = "0 1 2 3 " ] || fail_with "open fds: $output"
+	echo "$output" | grep -q " 3 -> $TEST_DIR/fd3\$"
+}
+
+@test "without --preserve-fds no descriptor above 2 reaches the process" {
+	setup_bundle busybox
+	cfg_args ls -l /proc/self/fd
+	track_id "$CID"
+	run pr run --bundle "$BUNDLE" "$CID" </dev/null 3<"$TEST_DIR" 5<"$BUNDLE/config.json"
+	assert_status 0
+	[ "$(open_fds)" = "0 1 2 " ] || fail_with "open fds: $output"
+}

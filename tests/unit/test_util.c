@@ -1,0 +1,337 @@
+/* test_util.c - unit tests for src/core/util.c (files, string vectors,
+ * integer parsing, mkdir -p) and src/core/error.c (pr_error). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "../../src/core/error.h"
+#include "../../src/core/util.h"
+
+/* A fresh temporary directory per test, removed (recursively, it is
+ * shallow) by the teardown. */
+static int
+setup_tmpdir (void **state)
+{
+  char *dir = xstrdup ("/tmp/test_util.XXXXXX");
+  if (mkdtemp (dir) == NULL)
+    return -1;
+  *state = dir;
+  return 0;
+}
+
+static int
+teardown_tmpdir (void **state)
+{
+  _cleanup_free_ char *cmd = xasprintf ("rm -rf '%s'", (char *) *state);
+  free (*state);
+  return system (cmd) == 0 ? 0 : -1;
+}
+
+static void
+test_file_round_trip (void **state)
+{
+  const char *dir = *state;
+  pr_error *err = NULL;
+  _cleanup_close_ int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  assert_true (dfd >= 0);
+
+  /* Binary data with NULs, larger than the read buffer's first chunk. */
+  size_t n = 10000;
+  _cleanup_free_ char *data = xmalloc (n);
+  for (size_t i = 0; i < n; i++)
+    data[i] = (char) (i * 7);
+  mode_t old = umask (0);
+  assert_int_equal (pr_write_file_at (dfd, "blob", data, n, 0640, &err), 0);
+  umask (old);
+  assert_null (err);
+
+  struct stat st;
+  assert_int_equal (fstatat (dfd, "blob", &st, 0), 0);
+  assert_int_equal (st.st_mode & 07777, 0640);
+  assert_int_equal (st.st_size, n);
+
+  _cleanup_free_ char *back = NULL;
+  size_t len = 0;
+  assert_int_equal (pr_read_file_at (dfd, "blob", &back, &len, &err), 0);
+  assert_int_equal (len, n);
+  assert_memory_equal (back, data, n);
+  assert_int_equal (back[len], '\0');
+
+  /* Rewriting truncates; the absolute-path variants agree. */
+  _cleanup_free_ char *path = xasprintf ("%s/blob", dir);
+  assert_int_equal (pr_write_file (path, "hi", 2, &err), 0);
+  _cleanup_free_ char *small = NULL;
+  assert_int_equal (pr_read_file (path, &small, NULL, &err), 0);
+  assert_string_equal (small, "hi");
+
+  /* An empty file reads as "". */
+  assert_int_equal (pr_write_file_at (dfd, "empty", "", 0, 0600, &err), 0);
+  _cleanup_free_ char *empty = NULL;
+  assert_int_equal (pr_read_file_at (dfd, "empty", &empty, &len, &err), 0);
+  assert_int_equal (len, 0);
+  assert_string_equal (empty, "");
+}
+
+static void
+test_file_errors (void **state)
+{
+  const char *dir = *state;
+  pr_error *err = NULL;
+  char *out = NULL;
+
+  _cleanup_free_ char *missing = xasprintf ("%s/nope", dir);
+  assert_int_equal (pr_read_file (missing, &out, NULL, &err), -1);
+  assert_null (out);
+  assert_int_equal (err->errnum, ENOENT);
+  assert_non_null (strstr (err->msg, missing));
+  assert_non_null (strstr (err->msg, strerror (ENOENT)));
+  pr_error_free (&err);
+
+  _cleanup_free_ char *nodir = xasprintf ("%s/no/such/file", dir);
+  assert_int_equal (pr_write_file (nodir, "x", 1, &err), -1);
+  assert_int_equal (err->errnum, ENOENT);
+  pr_error_free (&err);
+
+  /* Reading a directory fails with EISDIR at read(2). */
+  assert_int_equal (pr_read_file (dir, &out, NULL, &err), -1);
+  assert_int_equal (err->errnum, EISDIR);
+  pr_error_free (&err);
+}
+
+static void
+test_strv (void **state)
+{
+  assert_int_equal (pr_strv_len (NULL), 0);
+  pr_strv_free (NULL);
+
+  _cleanup_strv_ char **v = NULL;
+  v = pr_strv_append (v, "a");
+  v = pr_strv_append (v, "b");
+  v = pr_strv_append (v, "");
+  assert_int_equal (pr_strv_len (v), 3);
+  assert_string_equal (v[0], "a");
+  assert_string_equal (v[2], "");
+  assert_null (v[3]);
+
+  _cleanup_strv_ char **d = pr_strv_dup (v);
+  assert_int_equal (pr_strv_len (d), 3);
+  assert_ptr_not_equal (d[0], v[0]);
+  assert_string_equal (d[1], "b");
+
+  _cleanup_strv_ char **e = pr_strv_dup (NULL);
+  assert_non_null (e);
+  assert_null (e[0]);
+}
+
+static void
+test_alloc_helpers (void **state)
+{
+  assert_null (xstrdup (NULL));
+  _cleanup_free_ char *s = xasprintf ("%s-%d", "x", 42);
+  assert_string_equal (s, "x-42");
+  _cleanup_free_ int *z = xmalloc0 (4 * sizeof (int));
+  assert_int_equal (z[3], 0);
+
+  char *p = xstrdup ("owned");
+  char *q = steal_pointer (&p);
+  assert_null (p);
+  assert_string_equal (q, "owned");
+  free (q);
+
+  int fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  int fd2 = steal_fd (&fd);
+  assert_int_equal (fd, -1);
+  assert_true (fd2 >= 0);
+  close (fd2);
+}
+
+static void
+test_parse_u64 (void **state)
+{
+  uint64_t v = 7;
+
+  assert_int_equal (pr_parse_u64 ("0", &v), 0);
+  assert_int_equal (v, 0);
+  assert_int_equal (pr_parse_u64 ("1024", &v), 0);
+  assert_int_equal (v, 1024);
+  assert_int_equal (pr_parse_u64 ("18446744073709551615", &v), 0);
+  assert_true (v == UINT64_MAX);
+
+  static const struct
+  {
+    const char *s;
+    int err;
+  } bad[] = {
+    { "18446744073709551616", ERANGE },
+    { "99999999999999999999999", ERANGE },
+    { "-1", EINVAL },
+    { "", EINVAL },
+    { "12a", EINVAL },
+    { "5 ", EINVAL },
+    { "0x10", EINVAL },
+    { "1.5", EINVAL },
+  };
+  for (size_t i = 0; i < PR_ARRAY_SIZE (bad); i++)
+    {
+      v = 7;
+      errno = 0;
+      if (pr_parse_u64 (bad[i].s, &v) != -1)
+        fail_msg ("pr_parse_u64 (\"%s\") succeeded", bad[i].s);
+      assert_int_equal (errno, bad[i].err);
+      assert_int_equal (v, 7); /* untouched on error */
+    }
+  errno = 0;
+  assert_int_equal (pr_parse_u64 (NULL, &v), -1);
+  assert_int_equal (errno, EINVAL);
+}
+
+/* strtoull() alone would skip leading white space and accept a sign, so
+ * " -1" would parse as UINT64_MAX and "+5" as 5. */
+static void
+test_parse_u64_strict (void **state)
+{
+  static const char *const bad[] = { " -1", "+5", " 5", "\t7" };
+  uint64_t v;
+  for (size_t i = 0; i < PR_ARRAY_SIZE (bad); i++)
+    {
+      errno = 0;
+      assert_int_equal (pr_parse_u64 (bad[i], &v), -1);
+      assert_int_equal (errno, EINVAL);
+    }
+}
+
+static void
+test_mkdir_p (void **state)
+{
+  const char *dir = *state;
+  struct stat st;
+
+  _cleanup_free_ char *deep = xasprintf ("%s/a/b/c", dir);
+  assert_int_equal (pr_mkdir_p (deep, 0750), 0);
+  assert_int_equal (stat (deep, &st), 0);
+  assert_true (S_ISDIR (st.st_mode));
+  /* Existing directories are fine, also with a trailing slash. */
+  assert_int_equal (pr_mkdir_p (deep, 0750), 0);
+  _cleanup_free_ char *slash = xasprintf ("%s/a/b/d/", dir);
+  mode_t old = umask (0);
+  int r = pr_mkdir_p (slash, 0701);
+  umask (old);
+  assert_int_equal (r, 0);
+  assert_int_equal (stat (slash, &st), 0);
+  assert_true (S_ISDIR (st.st_mode));
+  assert_int_equal (st.st_mode & 0777, 0701);
+
+  /* A regular file in the middle of the path is an error. */
+  _cleanup_free_ char *file = xasprintf ("%s/file", dir);
+  pr_error *err = NULL;
+  assert_int_equal (pr_write_file (file, "", 0, &err), 0);
+  _cleanup_free_ char *under = xasprintf ("%s/file/sub", dir);
+  errno = 0;
+  assert_int_equal (pr_mkdir_p (under, 0755), -1);
+  assert_int_equal (errno, ENOTDIR);
+}
+
+/* An existing last component that is not a directory is ENOTDIR, not a
+ * silent success. */
+static void
+test_mkdir_p_existing_file (void **state)
+{
+  const char *dir = *state;
+  pr_error *err = NULL;
+  _cleanup_free_ char *file = xasprintf ("%s/file", dir);
+  assert_int_equal (pr_write_file (file, "", 0, &err), 0);
+  errno = 0;
+  assert_int_equal (pr_mkdir_p (file, 0755), -1);
+  assert_int_equal (errno, ENOTDIR);
+}
+
+static void
+test_error_set (void **state)
+{
+  pr_error *err = NULL;
+
+  assert_int_equal (pr_error_set (&err, 0, "bad field `%s`", "x"), -1);
+  assert_non_null (err);
+  assert_int_equal (err->errnum, 0);
+  assert_string_equal (err->msg, "bad field `x`");
+
+  /* The first error wins. */
+  assert_int_equal (pr_error_set (&err, EPERM, "second"), -1);
+  assert_string_equal (err->msg, "bad field `x`");
+  pr_error_free (&err);
+  assert_null (err);
+  pr_error_free (&err);
+  pr_error_free (NULL);
+
+  assert_int_equal (pr_error_set (&err, ENOENT, "open `%s`", "/x"), -1);
+  assert_int_equal (err->errnum, ENOENT);
+  _cleanup_free_ char *want = xasprintf ("open `/x`: %s", strerror (ENOENT));
+  assert_string_equal (err->msg, want);
+  pr_error_free (&err);
+
+  /* A NULL destination is allowed: the error is dropped. */
+  assert_int_equal (pr_error_set (NULL, EIO, "ignored"), -1);
+}
+
+static void
+test_error_wrap (void **state)
+{
+  _cleanup_error_ pr_error *err = NULL;
+
+  /* Wrapping nothing is a no-op. */
+  assert_int_equal (pr_error_wrap (&err, "ctx"), -1);
+  assert_null (err);
+  assert_int_equal (pr_error_wrap (NULL, "ctx"), -1);
+
+  pr_error_set (&err, EACCES, "open `%s`", "f");
+  assert_int_equal (pr_error_wrap (&err, "load %s", "config"), -1);
+  assert_int_equal (pr_error_wrap (&err, "create"), -1);
+  _cleanup_free_ char *want = xasprintf ("create: load config: open `f`: %s", strerror (EACCES));
+  assert_string_equal (err->msg, want);
+  assert_int_equal (err->errnum, EACCES);
+}
+
+static void
+test_write_read_all (void **state)
+{
+  int p[2];
+  assert_int_equal (pipe (p), 0);
+  assert_int_equal (pr_write_all (p[1], "hello", 5), 0);
+  close (p[1]);
+  char buf[16] = "";
+  /* Short input: returns what there was, at EOF. */
+  assert_int_equal (pr_read_all (p[0], buf, sizeof buf), 5);
+  assert_memory_equal (buf, "hello", 5);
+  close (p[0]);
+  errno = 0;
+  assert_int_equal (pr_write_all (-1, "x", 1), -1);
+  assert_int_equal (errno, EBADF);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown (test_file_round_trip, setup_tmpdir, teardown_tmpdir),
+    cmocka_unit_test_setup_teardown (test_file_errors, setup_tmpdir, teardown_tmpdir),
+    cmocka_unit_test (test_strv),
+    cmocka_unit_test (test_alloc_helpers),
+    cmocka_unit_test (test_parse_u64),
+    cmocka_unit_test (test_parse_u64_strict),
+    cmocka_unit_test_setup_teardown (test_mkdir_p, setup_tmpdir, teardown_tmpdir),
+    cmocka_unit_test_setup_teardown (test_mkdir_p_existing_file, setup_tmpdir, teardown_tmpdir),
+    cmocka_unit_test (test_error_set),
+    cmocka_unit_test (test_error_wrap),
+    cmocka_unit_test (test_write_read_all),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
