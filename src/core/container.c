@@ -237,6 +237,7 @@ container_init (struct create_ctx *c)
   const struct pr_config *cfg = c->cfg;
   const struct pr_process *p = &cfg->process;
   _cleanup_free_ char *exe = NULL;
+  _cleanup_free_ char *created_json = NULL;
   _cleanup_strv_ char **env = NULL;
   struct pr_rootfs_opts ro = {
     .rootfs = c->rootfs,
@@ -260,11 +261,14 @@ container_init (struct create_ctx *c)
   if (err == NULL)
     pr_hooks_run (&cfg->hooks[PR_HOOK_CREATE_CONTAINER], "createContainer", c->state_json, &err);
   if (err == NULL)
-    pr_rootfs_pivot (cfg, &ro, &err);
+    pr_sync_expect (c->sync_child, PR_SYNC_STATE, "runtime", NULL, &created_json, &err);
   if (err == NULL)
-    pr_rootfs_finalize (cfg, &ro, &err);
+    pr_rootfs_pivot (cfg, &ro, &err);
+  /* sysctls before readonlyPaths turns /proc/sys read-only. */
   if (err == NULL)
     pr_sysctl_apply (cfg, &err);
+  if (err == NULL)
+    pr_rootfs_finalize (cfg, &ro, &err);
   if (err == NULL && p->terminal)
     pr_console_setup_slave (c->console_fd, p->has_console_size, p->console_height, p->console_width, &err);
   if (err == NULL)
@@ -280,7 +284,7 @@ container_init (struct create_ctx *c)
   close (c->sync_child);
 
   if (wait_for_start (c, &err) < 0 ||
-      pr_hooks_run (&cfg->hooks[PR_HOOK_START_CONTAINER], "startContainer", c->state_json, &err) < 0)
+      pr_hooks_run (&cfg->hooks[PR_HOOK_START_CONTAINER], "startContainer", created_json, &err) < 0)
     {
       pr_log_fatal_error (err);
       _exit (1);
@@ -453,7 +457,11 @@ run_runtime_hooks (struct create_ctx *c, char **annotations, pr_error **err)
     return -1;
   if (pr_hooks_run (&c->cfg->hooks[PR_HOOK_CREATE_RUNTIME], "createRuntime", c->state_json, err) < 0)
     return -1;
-  return pr_sync_send (c->sync_parent, PR_SYNC_HOOKS_DONE, 0, c->state_json, err);
+  if (pr_sync_send (c->sync_parent, PR_SYNC_HOOKS_DONE, 0, c->state_json, err) < 0)
+    return -1;
+  /* startContainer hooks run after start, when the state is "created". */
+  _cleanup_free_ char *created = pr_state_to_json (&st, "created");
+  return pr_sync_send (c->sync_parent, PR_SYNC_STATE, 0, created, err);
 }
 
 static int
@@ -515,8 +523,12 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
   c->state_created = true;
   if (pr_write_file_at (c->state_dirfd, "config.json", c->config_text, c->config_len, 0600, err) < 0)
     return -1;
-  if (mkfifoat (c->state_dirfd, "exec.fifo", 0600) < 0)
+  /* The init opens the fifo after switching to the process user, which
+   * in a user namespace maps to an unprivileged host uid. */
+  if (mkfifoat (c->state_dirfd, "exec.fifo", 0622) < 0)
     return pr_error_set (err, errno, "create exec.fifo");
+  if (fchmodat (c->state_dirfd, "exec.fifo", 0622, 0) < 0)
+    return pr_error_set (err, errno, "chmod exec.fifo");
   c->fifo_dirfd = openat (c->state_dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (c->fifo_dirfd < 0)
     return pr_error_set (err, errno, "open state directory");

@@ -19,6 +19,7 @@ enum pr_sync_type
   PR_SYNC_PID,            /* stage 1 -> parent: value = container pid (host) */
   PR_SYNC_HOOKS,          /* init -> parent: run prestart/createRuntime now */
   PR_SYNC_HOOKS_DONE,     /* parent -> init: text = state JSON */
+  PR_SYNC_STATE,          /* parent -> init: text = state JSON, status "created" */
   PR_SYNC_READY,          /* init -> parent: waiting for start */
   PR_SYNC_ERROR,          /* either way: errnum + text */
 };
