@@ -52,4 +52,12 @@ int pr_cgroup_destroy (const char *path, pr_error **err);
 int pr_cgroup_freeze (const char *path, bool freeze, pr_error **err);
 int pr_cgroup_is_frozen (const char *path, bool *frozen_out);
 
+/* Applies linux.resources (the raw runtime-spec object, may be NULL) to the
+ * container's cgroup on whatever layout the host has, converting values
+ * between v1 and v2 as the runtime-spec and engines expect.  With update,
+ * only the keys present are changed (runc update).  Errors: a write errno
+ * naming the file and value; EINVAL for a malformed value; ENOTSUP for a
+ * resource the host has no controller for when a limit was asked for. */
+int pr_cgroup_apply_resources (const char *path, yajl_val resources, bool update, pr_error **err);
+
 #endif

@@ -544,6 +544,8 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
   if (pr_cgroup_create (c->cgroup_path, 0, err) < 0)
     return -1;
   c->cgroup_created = true;
+  if (pr_cgroup_apply_resources (c->cgroup_path, c->cfg->linux.resources, false, err) < 0)
+    return -1;
   int sp[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
     return pr_error_set (err, errno, "socketpair");

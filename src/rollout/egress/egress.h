@@ -1,0 +1,71 @@
+/* egress.h - the egress helper: one process per rollout container, started
+ * by `create` outside the container's pid and network namespaces, serving
+ * HTTP forward proxy requests and CONNECT tunnels on listening sockets that
+ * were created INSIDE the container's network namespace (a socket keeps the
+ * namespace it was created in), and splicing declared peers.
+ *
+ * Listeners (all already bound and listening when handed over):
+ *   agent_fd     127.0.0.1:3128 in the container: agent and setup sessions,
+ *                under the agent policy (-1 when the agent mode is none).
+ *   verifier_fd  127.0.0.1:3129: bound for the container's whole life so the
+ *                agent cannot squat it; a request is served only while a
+ *                token registered over the control socket is live and the
+ *                request carries it (Proxy-Authorization Basic, user = token,
+ *                or the userinfo of the proxy URL, which curl/apt turn into
+ *                that header), under that token's phase policy.
+ *   peers[i].fd  127.0.0.x:port for each peer: spliced raw to the target.
+ * Control socket: a unix stream socket the runtime's exec connects to, one
+ * JSON line per command:
+ *   {"cmd":"open","phase":"verifier"|"setup","token":"HEX","pid":N}
+ *     the token is live until process N (watched with a pidfd) exits;
+ *   {"cmd":"close","token":"HEX"}
+ * answered with one line {"ok":true} or {"ok":false,"error":"..."}.
+ * Decision log: one JSON line per decision appended to log_path:
+ *   {"time":"RFC3339","phase":"agent","method":"CONNECT","host":"h","port":443,
+ *    "decision":"allow"|"deny","reason":"...","bytes_up":N,"bytes_down":N}
+ * Never connects to loopback, link-local, RFC 1918, fc00::/7, CGNAT
+ * (100.64/10), multicast, unspecified or the host's own addresses, whatever
+ * the name resolves to (checked on every resolved address before connect).
+ * Source: SPEC section 2 "Network"; RFC 9110 (CONNECT, absolute-form),
+ * RFC 9112 (message framing), RFC 6890 (special-purpose addresses). */
+#ifndef PROCTOR_EGRESS_H
+#define PROCTOR_EGRESS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "../../core/error.h"
+#include "../policy.h"
+
+struct pr_egress_peer_listener
+{
+  const struct pr_peer *peer;
+  int fd; /* listening socket inside the container netns */
+};
+
+struct pr_egress_config
+{
+  const struct pr_policy *policy;  /* phases' network_mode/allowed_hosts, peers */
+  int agent_fd;
+  int verifier_fd;
+  struct pr_egress_peer_listener *peers;
+  size_t n_peers;
+  int control_fd;                  /* listening unix socket (control protocol) */
+  const char *log_path;            /* decision log (append) */
+  int container_pidfd;             /* the helper exits when this process exits; -1 = never */
+  const char *resolv_conf;         /* host resolver config for evdns (NULL = /etc/resolv.conf) */
+  const char *hosts_file;          /* host name overrides for evdns (NULL = /etc/hosts) */
+};
+
+/* Runs the helper's event loop (libevent) until the container process
+ * exits or SIGTERM arrives; then closes everything and returns 0.
+ * Errors: event base/evdns setup failure (before serving anything). */
+int pr_egress_run (const struct pr_egress_config *cfg, pr_error **err);
+
+/* Registers a live token for a phase with a running helper through its
+ * control socket at path; the token stays live until pid exits.  Errors:
+ * connect/write errno; the helper's {"ok":false} reason. */
+int pr_egress_open_token (const char *control_path, enum pr_phase phase, const char *token, pid_t pid,
+                          pr_error **err);
+
+#endif

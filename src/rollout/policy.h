@@ -1,0 +1,113 @@
+/* policy.h - the rollout policy: the value of the `run.proctor.rollout`
+ * annotation (inline JSON or "@/abs/path") or of `--rollout-policy FILE`.
+ * Version 1; its keys are Harbor's task.toml keys (network_mode,
+ * allowed_hosts, user, env), so a task.toml maps onto it table by table.
+ * Reference: docs/rollout.md; SPEC section 2. */
+#ifndef PROCTOR_POLICY_H
+#define PROCTOR_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../config/config.h"
+#include "../core/error.h"
+
+#define PR_ROLLOUT_ANNOTATION "run.proctor.rollout"
+
+enum pr_net_mode
+{
+  PR_NET_UNSET = 0, /* not given in this table */
+  PR_NET_NONE,      /* "no-network" or "none": no proxy, no proxy variables */
+  PR_NET_ALLOWLIST, /* "allowlist": only allowed_hosts (exact or subdomain; "*" = any) */
+  PR_NET_PUBLIC,    /* "public": any public host, still through the proxy */
+};
+
+enum pr_phase
+{
+  PR_PHASE_AGENT,
+  PR_PHASE_SETUP,
+  PR_PHASE_VERIFIER,
+};
+
+struct pr_phase_policy
+{
+  char *user;               /* "uid[:gid]" or a name from the image; NULL = process.user */
+  struct pr_keyval *env;    /* K=V pairs, in the order given */
+  size_t n_env;
+  enum pr_net_mode network_mode;
+  char **allowed_hosts;     /* NULL-terminated, lower-cased; NULL when absent */
+};
+
+struct pr_policy_mount
+{
+  char *source;      /* absolute host path; must exist at create */
+  char *destination; /* absolute path inside the container */
+  bool readonly;
+};
+
+struct pr_peer
+{
+  char *name;         /* host name inside the container ("db") */
+  uint16_t port;      /* port inside the container */
+  char *target_host;  /* from "tcp:HOST:PORT": an IP literal or host name */
+  uint16_t target_port;
+};
+
+struct pr_policy
+{
+  int version;                       /* 1 */
+  struct pr_phase_policy environment;
+  struct pr_phase_policy agent;
+  struct pr_phase_policy verifier;
+  struct pr_policy_mount *verifier_mounts;
+  size_t n_verifier_mounts;
+  char **hide;                       /* NULL-terminated; default {"/tests","/logs"} */
+  struct pr_peer *peers;
+  size_t n_peers;
+  char **drop_env;                   /* NULL-terminated glob patterns ("HUD_*"); may be NULL */
+};
+
+/* Parses and validates a policy document (len bytes).  Errors (errnum 0,
+ * one line naming the field, prefixed "rollout policy: "): malformed JSON,
+ * unknown keys at any level, wrong types, version != 1, unknown
+ * network_mode, allowed_hosts entries that are not host names or "*",
+ * non-absolute mount/hide paths, a hide path that is "/" or under /proc,
+ * /sys or /dev, a verifier mount source that does not exist, a peer with an
+ * invalid name, port 0, a port used twice by one name, or a target not of
+ * the form "tcp:HOST:PORT", duplicate verifier mount destinations. */
+int pr_policy_parse (const char *data, size_t len, struct pr_policy **out, pr_error **err);
+
+/* Loads a policy from an annotation value: inline JSON, or "@/abs/path" to
+ * read a file.  Errors: "@" followed by a relative path; read errors with
+ * the path; then pr_policy_parse errors. */
+int pr_policy_load (const char *value, struct pr_policy **out, pr_error **err);
+
+/* The network mode a phase runs under: the phase's own table, else the
+ * environment table's, else PR_NET_NONE.  The setup phase takes the
+ * environment table's mode (and agent's user/env). */
+enum pr_net_mode pr_policy_net_mode (const struct pr_policy *p, enum pr_phase phase);
+
+/* The allowed_hosts list that goes with pr_policy_net_mode() for a phase
+ * (the same table the mode came from).  May be NULL (= nothing allowed). */
+char *const *pr_policy_allowed_hosts (const struct pr_policy *p, enum pr_phase phase);
+
+/* True when host (lower-case, no trailing dot) is allowed by list: an exact
+ * match, a subdomain of an entry ("a.example.com" for "example.com"), or
+ * "*" in the list.  Source: SPEC section 2 "network_mode". */
+bool pr_policy_host_allowed (char *const *list, const char *host);
+
+/* True when name matches one of the drop_env glob patterns (fnmatch). */
+bool pr_policy_env_dropped (const struct pr_policy *p, const char *name);
+
+const char *pr_net_mode_name (enum pr_net_mode m);
+const char *pr_phase_name (enum pr_phase ph);
+
+/* Serialises the policy as normalised JSON (malloc'd), for `rollout status`. */
+char *pr_policy_to_json (const struct pr_policy *p);
+
+void pr_policy_free (struct pr_policy *p);
+static inline void pr_policy_freep (struct pr_policy **p) { if (*p) pr_policy_free (*p); }
+#define _cleanup_policy_ __attribute__ ((cleanup (pr_policy_freep)))
+
+#endif
