@@ -27,7 +27,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	log "installing: ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q
-	apt-get install -y -q --no-install-recommends "${missing[@]}"
+	apt-get install -y -q "${missing[@]}"
 else
 	log "all packages present"
 fi
