@@ -17,10 +17,10 @@ extern char **environ;
 static const struct pr_command *const commands[] = {
   &pr_cmd_create, &pr_cmd_start, &pr_cmd_run, &pr_cmd_state, &pr_cmd_kill, &pr_cmd_delete,
   &pr_cmd_list, &pr_cmd_ps, &pr_cmd_exec, &pr_cmd_features, &pr_cmd_spec, &pr_cmd_pause,
-  &pr_cmd_resume, &pr_cmd_update, &pr_cmd_events, NULL,
+  &pr_cmd_resume, &pr_cmd_update, &pr_cmd_events, &pr_cmd_rollout, NULL,
 };
 
-enum { G_ROOT = 1, G_LOG, G_LOG_FORMAT, G_DEBUG, G_SYSTEMD_CGROUP, G_ROOTLESS, G_CGROUP_MANAGER, G_VERSION, G_HELP };
+enum { G_ROOT = 1, G_LOG, G_LOG_FORMAT, G_DEBUG, G_SYSTEMD_CGROUP, G_ROOTLESS, G_CGROUP_MANAGER, G_ROLLOUT_POLICY, G_VERSION, G_HELP };
 
 static const struct option global_opts[] = {
   { "root", required_argument, NULL, G_ROOT },
@@ -30,6 +30,7 @@ static const struct option global_opts[] = {
   { "systemd-cgroup", no_argument, NULL, G_SYSTEMD_CGROUP },
   { "rootless", required_argument, NULL, G_ROOTLESS },
   { "cgroup-manager", required_argument, NULL, G_CGROUP_MANAGER },
+  { "rollout-policy", required_argument, NULL, G_ROLLOUT_POLICY },
   { "version", no_argument, NULL, G_VERSION },
   { "help", no_argument, NULL, G_HELP },
   { NULL, 0, NULL, 0 },
@@ -60,6 +61,7 @@ print_help (void)
           "   --systemd-cgroup           treat linux.cgroupsPath as slice:prefix:name\n"
           "   --rootless true|false|auto accepted for runc compatibility\n"
           "   --cgroup-manager cgroupfs|systemd|disabled  crun's cgroup manager flag\n"
+          "   --rollout-policy FILE      make every container a rollout under this policy\n"
           "   --version, -v              print the version\n"
           "   --help, -h                 show help\n");
 }
@@ -88,6 +90,7 @@ parse_globals (int argc, char **argv, struct pr_global *g, int *first, pr_error 
         case G_DEBUG: g->debug = true; break;
         case G_SYSTEMD_CGROUP: g->systemd_cgroup = true; break;
         case G_ROOTLESS: g->rootless = optarg; break;
+        case G_ROLLOUT_POLICY: g->rollout_policy = optarg; break;
         case G_CGROUP_MANAGER:
           g->cgroup_manager = optarg;
           if (strcmp (optarg, "systemd") == 0)

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "cgroup.h"
@@ -147,5 +148,61 @@ int pr_cgroup_v2_freeze (const char *dir, bool freeze, pr_error **err);
 
 /* "frozen 1" in dir/cgroup.events.  -1 with errno on read failure. */
 int pr_cgroup_v2_is_frozen (const char *dir, bool *frozen);
+
+/* resources.c: pure conversions (unit-tested) ---------------------------- */
+
+/* cpu.shares (v1, 2..262144) to cpu.weight (v2, 1..10000), the mapping the
+ * OCI runtimes and engines agree on: 1 + ((shares - 2) * 9999) / 262142.
+ * shares 0 means unset and maps to 0; out-of-range shares are clamped.
+ * Source: runtime-spec config-linux.md; kubernetes KEP-2254. */
+uint64_t pr_cgroup_shares_to_weight (uint64_t shares);
+
+/* blkio.weight (v1, 10..1000) to io.weight (v2, 1..10000):
+ * 1 + (weight - 10) * 9999 / 990; 0 stays 0 (unset). */
+uint64_t pr_cgroup_blkio_to_io_weight (uint64_t weight);
+
+/* memory.swap.max from the runtime-spec's v1-style swap (memory + swap)
+ * and memory limit.  Writes "max" or a byte count to buf (size >= 32).
+ * Returns 1 when a value must be written, 0 when swap is unset (0), -1
+ * with err on an impossible combination: swap without a memory limit
+ * (EINVAL), swap < limit (EINVAL). */
+int pr_cgroup_swap_v2 (int64_t swap, bool has_limit, int64_t limit, char *buf, size_t size, pr_error **err);
+
+/* "2MB" / "1GB" / "64KB" hugetlb page-size names from a size in bytes, as
+ * the kernel's hugetlb.<size>.* files spell them.  buf size >= 16. */
+void pr_cgroup_hugepage_name (uint64_t bytes, char *buf, size_t size);
+
+/* Enables controller in cgroup.subtree_control of every level of the
+ * unified hierarchy h from its mount down to dir's parent (hybrid hosts
+ * do not enable anything by default).  Errors: the write errno naming the
+ * level (e.g. EBUSY/ENOTSUP when a level holds processes). */
+int pr_cgroup_v2_enable (const struct pr_cgroup_hier *h, const char *dir, const char *controller, pr_error **err);
+
+/* devices_bpf.c ---------------------------------------------------------- */
+
+struct pr_dev_rule
+{
+  bool allow;
+  char type;     /* 'a', 'c' or 'b' */
+  int64_t major; /* -1 = any */
+  int64_t minor; /* -1 = any */
+  char access[4]; /* subset of "rwm" */
+};
+
+/* Builds and attaches (BPF_F_ALLOW_MULTI) a BPF_PROG_TYPE_CGROUP_DEVICE
+ * program to the cgroup2 directory dir implementing rules (the last
+ * matching rule wins, default deny unless a rule allows all), replacing
+ * a program proctor attached before (pinned nowhere: the old one is found
+ * with BPF_PROG_QUERY and detached after the new one is in).  Errors:
+ * open errno, bpf(2) errno with the verifier log's first line.
+ * Source: Documentation/bpf/prog_cgroup_device (include/uapi/linux/bpf.h
+ * struct bpf_cgroup_dev_ctx). */
+int pr_cgroup_devices_bpf (const char *dir, const struct pr_dev_rule *rules, size_t n, pr_error **err);
+
+/* Whether a device access (type 'c'/'b', major, minor, one access letter)
+ * is allowed by rules, with the same semantics the BPF program has (pure;
+ * used by unit tests and to keep the two in agreement). */
+bool pr_cgroup_devices_allowed (const struct pr_dev_rule *rules, size_t n, char type, int64_t major, int64_t minor,
+                                char access);
 
 #endif

@@ -515,9 +515,24 @@ pr_cgroup_own_parse (const char *proc_cgroup, char **out, pr_error **err)
 }
 
 int
+pr_cgroup_systemd_check (pr_error **err)
+{
+  /* sd_booted(3)'s test: only a running systemd creates this directory.
+   * Without it nobody would own the scope unit, so refuse rather than
+   * silently fall back to cgroupfs. */
+  struct stat st;
+  if (lstat ("/run/systemd/system", &st) == 0 && S_ISDIR (st.st_mode))
+    return 0;
+  return pr_error_set (err, ENOTSUP,
+                       "systemd cgroup driver requested but systemd is not running (no /run/systemd/system)");
+}
+
+int
 pr_cgroup_path (const char *cgroups_path, const char *id, bool systemd, char **out, pr_error **err)
 {
   _cleanup_free_ char *own = NULL;
+  if (systemd && pr_cgroup_systemd_check (err) < 0)
+    return -1;
   bool relative = !systemd && !(cgroups_path && cgroups_path[0] == '/');
   if (relative)
     {

@@ -10,6 +10,7 @@
 #define PROCTOR_CGROUP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "../config/config.h"
@@ -25,7 +26,9 @@ int pr_cgroup_detect (enum pr_cgroup_layout *out, pr_error **err);
  * cgroup; when empty, "/proctor/ID" style default "/ID" under the caller's
  * cgroup.  With systemd=true the "slice:prefix:name" form is accepted and
  * mapped to "/slice/prefix-name.scope".  Returns a malloc'd path starting
- * with "/".  Errors: EINVAL for a malformed systemd path. */
+ * with "/".  Errors: EINVAL for a malformed systemd path; with systemd=true
+ * on a host where systemd is not running, pr_cgroup_systemd_check's
+ * ENOTSUP (the cgroup is then never created). */
 int pr_cgroup_path (const char *cgroups_path, const char *id, bool systemd, char **out, pr_error **err);
 
 /* Creates the cgroup in every hierarchy and moves pid into it (pid 0 =
@@ -59,5 +62,26 @@ int pr_cgroup_is_frozen (const char *path, bool *frozen_out);
  * naming the file and value; EINVAL for a malformed value; ENOTSUP for a
  * resource the host has no controller for when a limit was asked for. */
 int pr_cgroup_apply_resources (const char *path, yajl_val resources, bool update, pr_error **err);
+
+/* Writes the container's statistics as runc's types.Stats JSON object
+ * ({"cpu":{"usage":..,"throttling":..},"memory":{"usage":..,"swap":..,
+ * "kernel":..,"kernelTCP":..,"raw":..},"pids":..,"blkio":..,"hugetlb":..})
+ * to *json_out (malloc'd), from whichever hierarchy carries each
+ * controller.  CPU times are nanoseconds, memory bytes.  Files a kernel
+ * lacks are reported as 0 or left out.  Errors: the cgroup does not exist
+ * in the memory/pids hierarchy (ENOENT), mountinfo errors.
+ * Source: runc types/events.go (the shape containerd and podman read). */
+int pr_cgroup_stats_json (const char *path, char **json_out, pr_error **err);
+
+/* The number of OOM kills seen in the cgroup so far (v1 memory.oom_control
+ * "oom_kill", v2 memory.events "oom_kill"), for `events` to report OOM
+ * events.  Errors: read errno (ENOENT when the cgroup is gone). */
+int pr_cgroup_oom_kills (const char *path, uint64_t *out, pr_error **err);
+
+/* The systemd cgroup driver's precondition: systemd is PID 1's manager
+ * (sd_booted(3): /run/systemd/system exists).  pr_cgroup_path() calls it
+ * when systemd=true.  Errors: ENOTSUP "systemd cgroup driver requested but
+ * systemd is not running (no /run/systemd/system)". */
+int pr_cgroup_systemd_check (pr_error **err);
 
 #endif

@@ -45,6 +45,6 @@ int pr_cmd_need_args (const struct pr_command *cmd, int argc, int first, int min
 
 extern const struct pr_command pr_cmd_create, pr_cmd_start, pr_cmd_run, pr_cmd_state, pr_cmd_kill,
     pr_cmd_delete, pr_cmd_list, pr_cmd_ps, pr_cmd_exec, pr_cmd_features, pr_cmd_spec, pr_cmd_pause,
-    pr_cmd_resume, pr_cmd_update, pr_cmd_events;
+    pr_cmd_resume, pr_cmd_update, pr_cmd_events, pr_cmd_rollout;
 
 #endif

@@ -26,8 +26,10 @@
 #include "../linux/caps.h"
 #include "../linux/mount.h"
 #include "../linux/namespace.h"
+#include "../linux/netlink.h"
 #include "../linux/procattr.h"
 #include "../linux/seccomp.h"
+#include "../rollout/rollout.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -70,6 +72,7 @@ struct create_ctx
   pid_t init_pid;
   int new_flags;
   char *state_json;    /* runtime-spec state, given to hooks */
+  struct pr_rollout *rollout; /* non-NULL for a rollout container */
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -248,6 +251,10 @@ container_init (struct create_ctx *c)
 
   if (setsid () < 0)
     pr_error_set (&err, errno, "setsid");
+  /* A rollout's network namespace is fresh: only lo, and it must be up for
+   * the egress proxy and peers on 127.0.0.1. */
+  if (err == NULL && c->rollout)
+    pr_netlink_lo_up (&err);
   if (err == NULL && chdir (c->bundle) < 0)
     pr_error_set (&err, errno, "chdir to bundle `%s`", c->bundle);
   if (err == NULL)
@@ -394,6 +401,11 @@ create_cleanup (struct create_ctx *c)
       kill (c->stage1, SIGKILL);
       waitpid (c->stage1, NULL, 0);
     }
+  if (c->rollout && pr_rollout_restore_hidden (c->state_dirfd, c->rootfs, &e) < 0)
+    {
+      pr_warn ("cleanup: %s", e->msg);
+      pr_error_free (&e);
+    }
   if (c->cgroup_created && pr_cgroup_destroy (c->cgroup_path, &e) < 0)
     {
       pr_warn ("cleanup: %s", e->msg);
@@ -416,6 +428,8 @@ create_ctx_free (struct create_ctx *c)
   free (c->rootfs);
   free (c->cgroup_path);
   free (c->state_json);
+  if (c->rollout)
+    pr_rollout_free (c->rollout);
   if (c->state_dirfd >= 0)
     close (c->state_dirfd);
   if (c->fifo_dirfd >= 0)
@@ -523,6 +537,10 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
   c->state_created = true;
   if (pr_write_file_at (c->state_dirfd, "config.json", c->config_text, c->config_len, 0600, err) < 0)
     return -1;
+  _cleanup_free_ char *policy = pr_rollout_policy_source (c->cfg, c->g->rollout_policy);
+  if (policy && pr_rollout_create (policy, c->cfg, c->rootfs, c->state_dirfd, &c->rollout, err) < 0)
+    return -1;
+  c->new_flags = pr_ns_new_flags (c->cfg);
   /* The init opens the fifo after switching to the process user, which
    * in a user namespace maps to an unprivileged host uid. */
   if (mkfifoat (c->state_dirfd, "exec.fifo", 0622) < 0)
@@ -565,7 +583,6 @@ pr_container_create (const struct pr_global *g, const struct pr_create_opts *o, 
   if (pr_state_check_id (o->id, err) < 0 || load_config (&c, err) < 0 || validate_config (&c, err) < 0
       || resolve_paths (&c, err) < 0)
     goto out;
-  c.new_flags = pr_ns_new_flags (c.cfg);
   if (prepare_runtime_side (&c, err) < 0)
     goto fail;
   c.stage1 = fork ();
@@ -741,6 +758,8 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
     }
   if (cfg)
     run_warn_hooks (cfg, PR_HOOK_POSTSTOP, "poststop", json);
+  if (pr_rollout_restore_hidden (st->state_dirfd, st->rootfs, err) < 0)
+    return -1;
   return pr_state_dir_remove (g->root, id, err);
 }
 

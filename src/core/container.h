@@ -20,6 +20,7 @@ struct pr_global
   bool systemd_cgroup;        /* --systemd-cgroup */
   const char *rootless;       /* --rootless true|false|auto */
   const char *cgroup_manager; /* crun's --cgroup-manager */
+  const char *rollout_policy; /* --rollout-policy FILE: every container is a rollout */
 };
 
 struct pr_create_opts

@@ -17,6 +17,8 @@
 #include "../cgroup/cgroup.h"
 #include "../config/config.h"
 #include "../linux/namespace.h"
+#include "../rollout/rollout.h"
+#include "../rollout/verifier.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +26,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <yajl/yajl_tree.h>
 
@@ -37,6 +40,9 @@ struct exec_ctx
   int local_console;
   int sync_parent;
   int sync_child;
+  struct pr_rollout *rollout;         /* NULL unless the container is a rollout */
+  enum pr_phase phase;
+  struct pr_verifier_view view;       /* the verifier's mounts */
 };
 
 /* ------------------------------------------------------- process building */
@@ -202,6 +208,24 @@ exec_process (struct exec_ctx *c)
   fail (c, err);
 }
 
+/* After joining the container's namespaces but its user namespace: a new
+ * user namespace (the runtime copies the container's id map into it) and
+ * a new mount namespace owned by it, where the verifier's view is mounted. */
+static int
+enter_verifier_namespaces (struct exec_ctx *c, pr_error **err)
+{
+  if (unshare (CLONE_NEWUSER) < 0)
+    return pr_error_set (err, errno, "create the verifier's user namespace");
+  if (pr_sync_send (c->sync_child, PR_SYNC_USERNS_READY, 0, NULL, err) < 0
+      || pr_sync_expect (c->sync_child, PR_SYNC_MAPS_DONE, "runtime", NULL, NULL, err) < 0)
+    return -1;
+  if (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0)
+    return pr_error_set (err, errno, "become root in the verifier's user namespace");
+  if (unshare (CLONE_NEWNS) < 0)
+    return pr_error_set (err, errno, "create the verifier's mount namespace");
+  return pr_verifier_view_mount (&c->view, err);
+}
+
 static void __attribute__ ((noreturn))
 joiner (struct exec_ctx *c)
 {
@@ -211,9 +235,13 @@ joiner (struct exec_ctx *c)
     close (c->local_console);
   if (pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
     _exit (1);
+  bool verifier = c->rollout && c->phase == PR_PHASE_VERIFIER;
   for (size_t i = 0; i < PR_ARRAY_SIZE (pr_ns_join_order); i++)
     {
-      if (c->ns_fds[i] < 0)
+      /* The verifier gets a sibling user namespace with the same map, not
+       * the agent's: agent root then holds no capability over it and
+       * cannot read its /proc entries or ptrace it. */
+      if (c->ns_fds[i] < 0 || (verifier && pr_ns_join_order[i] == CLONE_NEWUSER))
         continue;
       if (setns (c->ns_fds[i], pr_ns_join_order[i]) < 0)
         {
@@ -223,6 +251,8 @@ joiner (struct exec_ctx *c)
       close (c->ns_fds[i]);
       c->ns_fds[i] = -1;
     }
+  if (verifier && enter_verifier_namespaces (c, &err) < 0)
+    fail (c, err);
   pid_t pid = pr_clone_parent ();
   if (pid < 0)
     {
@@ -240,14 +270,30 @@ joiner (struct exec_ctx *c)
 static int
 open_namespaces (struct exec_ctx *c, pr_error **err)
 {
+  /* Join every namespace the init does not share with us, whether
+   * config.json listed it or the runtime added it (rollouts add a user and
+   * a network namespace). */
   for (size_t i = 0; i < PR_ARRAY_SIZE (pr_ns_join_order); i++)
     {
       int type = pr_ns_join_order[i];
+      int self = -1;
+      struct stat a, b;
       c->ns_fds[i] = -1;
-      if (pr_config_namespace (c->cfg, type) == NULL)
-        continue;
       if (pr_ns_open_pid (c->st->pid, type, &c->ns_fds[i], err) < 0)
-        return -1;
+        {
+          if ((*err)->errnum != ENOENT)
+            return -1;
+          pr_error_free (err); /* the kernel lacks this namespace type */
+          continue;
+        }
+      if (pr_ns_open_pid (getpid (), type, &self, NULL) == 0 && fstat (self, &a) == 0
+          && fstat (c->ns_fds[i], &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+        {
+          close (c->ns_fds[i]);
+          c->ns_fds[i] = -1;
+        }
+      if (self >= 0)
+        close (self);
     }
   /* The pid could have been recycled between loading the state and
    * opening its namespaces. */
@@ -267,6 +313,12 @@ prepare (struct exec_ctx *c, const struct pr_global *g, pr_error **err)
   if (pr_config_load (cfgpath, &c->cfg, err) < 0)
     return -1;
   if (build_process (c, err) < 0)
+    return -1;
+  if (pr_rollout_load (c->st->state_dirfd, c->st->rootfs, &c->rollout, err) < 0)
+    return -1;
+  if (c->rollout && pr_rollout_exec_prepare (c->rollout, &c->cfg->process, &c->phase, err) < 0)
+    return -1;
+  if (c->rollout && c->phase == PR_PHASE_VERIFIER && pr_verifier_view_open (c->rollout, &c->view, err) < 0)
     return -1;
   bool tty = c->cfg->process.terminal;
   if (tty && c->o->console_socket == NULL && c->o->detach)
@@ -299,6 +351,9 @@ ctx_free (struct exec_ctx *c)
     close (c->sync_parent);
   if (c->sync_child >= 0)
     close (c->sync_child);
+  pr_verifier_view_free (&c->view);
+  if (c->rollout)
+    pr_rollout_free (c->rollout);
   if (c->cfg)
     pr_config_free (c->cfg);
   if (c->st)
@@ -326,6 +381,14 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
       return -1;
     }
   int r = pr_sync_send (c->sync_parent, PR_SYNC_GO, 0, NULL, err);
+  if (r == 0 && c->rollout && c->phase == PR_PHASE_VERIFIER)
+    {
+      r = pr_sync_expect (c->sync_parent, PR_SYNC_USERNS_READY, "exec setup", NULL, NULL, err);
+      if (r == 0)
+        r = pr_idmap_copy (c->st->pid, j, err);
+      if (r == 0)
+        r = pr_sync_send (c->sync_parent, PR_SYNC_MAPS_DONE, 0, NULL, err);
+    }
   if (r == 0)
     r = pr_sync_expect (c->sync_parent, PR_SYNC_PID, "exec setup", &pid, NULL, err);
   waitpid (j, NULL, 0);

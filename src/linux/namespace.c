@@ -151,3 +151,34 @@ pr_clone_parent (void)
 {
   return (pid_t) syscall (SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
 }
+
+int
+pr_idmap_copy (pid_t from, pid_t to, pr_error **err)
+{
+  static const char *const files[] = { "uid_map", "gid_map" };
+  for (size_t i = 0; i < PR_ARRAY_SIZE (files); i++)
+    {
+      _cleanup_free_ char *src = xasprintf ("/proc/%d/%s", from, files[i]);
+      _cleanup_free_ char *dst = xasprintf ("/proc/%d/%s", to, files[i]);
+      _cleanup_free_ char *text = NULL;
+      if (pr_read_file (src, &text, NULL, err) < 0)
+        return -1;
+      /* The kernel prints the map padded into columns; write it back in
+       * the plain form map_write() parses. */
+      _cleanup_free_ char *out = xmalloc0 (strlen (text) + 1);
+      size_t len = 0;
+      char *save = NULL;
+      for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+        {
+          unsigned long a, b, n;
+          if (sscanf (line, "%lu %lu %lu", &a, &b, &n) == 3)
+            len += sprintf (out + len, "%lu %lu %lu\n", a, b, n);
+        }
+      _cleanup_close_ int fd = open (dst, O_WRONLY | O_CLOEXEC);
+      if (fd < 0)
+        return pr_error_set (err, errno, "open `%s`", dst);
+      if (write (fd, out, len) < 0)
+        return pr_error_set (err, errno, "write `%s`", dst);
+    }
+  return 0;
+}

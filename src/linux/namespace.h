@@ -40,6 +40,11 @@ int pr_ns_new_flags (const struct pr_config *cfg);
  * file; EINVAL when a user namespace is created without mappings. */
 int pr_idmap_write (pid_t pid, const struct pr_config *cfg, pr_error **err);
 
+/* Copies the uid_map and gid_map of process `from` to process `to` (whose
+ * user namespace has no map yet), so both namespaces map ids alike.
+ * Errors: read/write errno naming the file. */
+int pr_idmap_copy (pid_t from, pid_t to, pr_error **err);
+
 /* Opens /proc/PID/ns/NAME for an exec into a running container.  Errors:
  * open errno. */
 int pr_ns_open_pid (pid_t pid, int type, int *fd_out, pr_error **err);

@@ -78,6 +78,13 @@ struct pr_policy
  * the form "tcp:HOST:PORT", duplicate verifier mount destinations. */
 int pr_policy_parse (const char *data, size_t len, struct pr_policy **out, pr_error **err);
 
+/* As pr_policy_parse, without requiring the verifier mount sources to
+ * exist: for re-reading a policy that pr_policy_parse accepted at create
+ * (exec, delete, `rollout status`), so that removing a mount source on the
+ * host cannot stop `delete` from putting hidden paths back.  Same errors
+ * otherwise. */
+int pr_policy_parse_saved (const char *data, size_t len, struct pr_policy **out, pr_error **err);
+
 /* Loads a policy from an annotation value: inline JSON, or "@/abs/path" to
  * read a file.  Errors: "@" followed by a relative path; read errors with
  * the path; then pr_policy_parse errors. */

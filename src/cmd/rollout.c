@@ -1,0 +1,136 @@
+/* rollout.c - `proctor rollout status|phase|log ID`: a rollout's phase,
+ * policy, hidden paths and egress decisions (SPEC section 2). */
+#define _GNU_SOURCE
+#include "cmd.h"
+#include "../core/state.h"
+#include "../core/util.h"
+#include "../rollout/hidden.h"
+#include "../rollout/rollout.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yajl/yajl_gen.h>
+
+#define GS(g, s) yajl_gen_string (g, (const unsigned char *) (s), strlen (s))
+
+static int
+no_flags (int key, const char *arg, void *data, pr_error **err)
+{
+  return 0;
+}
+
+static int
+load (struct pr_global *g, const char *id, bool exclusive, struct pr_state **st, struct pr_rollout **r,
+      pr_error **err)
+{
+  if (pr_state_load (g->root, id, exclusive, st, err) < 0)
+    return -1;
+  if (pr_rollout_load ((*st)->state_dirfd, (*st)->rootfs, r, err) < 0)
+    return -1;
+  if (*r == NULL)
+    return pr_error_set (err, EINVAL, "container `%s` is not a rollout (no %s annotation)", id, PR_ROLLOUT_ANNOTATION);
+  return 0;
+}
+
+static int
+print_status (const struct pr_state *st, const struct pr_rollout *r)
+{
+  const struct pr_policy *p = r->policy;
+  _cleanup_free_ char *policy = pr_policy_to_json (p);
+  _cleanup_close_ int stash = openat (st->state_dirfd, PR_HIDDEN_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  static const enum pr_phase phases[] = { PR_PHASE_AGENT, PR_PHASE_SETUP, PR_PHASE_VERIFIER };
+
+  printf ("{\n  \"id\": \"%s\",\n  \"status\": \"%s\",\n  \"phase\": \"%s\",\n", st->id, pr_state_status (st),
+          pr_phase_name (r->default_phase));
+  printf ("  \"network\": {");
+  for (size_t i = 0; i < PR_ARRAY_SIZE (phases); i++)
+    printf ("%s\"%s\": \"%s\"", i ? ", " : "", pr_phase_name (phases[i]),
+            pr_net_mode_name (pr_policy_net_mode (p, phases[i])));
+  printf ("},\n  \"users\": {\"agent\": \"%s\", \"verifier\": \"%s\"},\n",
+          p->agent.user ? p->agent.user : "(container user)", p->verifier.user ? p->verifier.user : "(container user)");
+  printf ("  \"hidden\": [");
+  for (size_t i = 0; p->hide && p->hide[i]; i++)
+    {
+      char name[32];
+      struct stat sb;
+      snprintf (name, sizeof name, "%zu", i);
+      bool stashed = stash >= 0 && fstatat (stash, name, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+      printf ("%s{\"path\": \"%s\", \"in_image\": %s}", i ? ", " : "", p->hide[i], stashed ? "true" : "false");
+    }
+  printf ("],\n  \"policy\": %s\n}\n", policy);
+  return 0;
+}
+
+static int
+run_status (struct pr_global *g, const char *id, pr_error **err)
+{
+  _cleanup_state_ struct pr_state *st = NULL;
+  _cleanup_rollout_ struct pr_rollout *r = NULL;
+  if (load (g, id, false, &st, &r, err) < 0)
+    return -1;
+  return print_status (st, r);
+}
+
+static int
+run_phase (struct pr_global *g, const char *id, const char *name, pr_error **err)
+{
+  _cleanup_state_ struct pr_state *st = NULL;
+  _cleanup_rollout_ struct pr_rollout *r = NULL;
+  enum pr_phase ph;
+  if (strcmp (name, "agent") == 0)
+    ph = PR_PHASE_AGENT;
+  else if (strcmp (name, "verifier") == 0)
+    ph = PR_PHASE_VERIFIER;
+  else
+    return pr_error_set (err, EINVAL, "unknown phase `%s` (expected agent or verifier)", name);
+  if (load (g, id, true, &st, &r, err) < 0)
+    return -1;
+  return pr_rollout_set_phase (st->state_dirfd, ph, err);
+}
+
+static int
+run_log (struct pr_global *g, const char *id, pr_error **err)
+{
+  _cleanup_state_ struct pr_state *st = NULL;
+  _cleanup_rollout_ struct pr_rollout *r = NULL;
+  _cleanup_free_ char *text = NULL;
+  size_t len = 0;
+  if (load (g, id, false, &st, &r, err) < 0)
+    return -1;
+  if (pr_read_file_at (st->state_dirfd, "egress.log", &text, &len, NULL) < 0)
+    return 0; /* no decision yet */
+  fwrite (text, 1, len, stdout);
+  return 0;
+}
+
+static int
+run_rollout (struct pr_global *g, int argc, char **argv)
+{
+  pr_error *err = NULL;
+  int first = pr_cmd_parse (&pr_cmd_rollout, argc, argv, no_flags, NULL, &err);
+  if (first == -2)
+    return 0;
+  if (first < 0 || pr_cmd_need_args (&pr_cmd_rollout, argc, first, 2, 3, &err) < 0)
+    return pr_cmd_fail (err);
+  const char *sub = argv[first], *id = argv[first + 1];
+  int r;
+  if (strcmp (sub, "status") == 0 && argc - first == 2)
+    r = run_status (g, id, &err);
+  else if (strcmp (sub, "phase") == 0 && argc - first == 3)
+    r = run_phase (g, id, argv[first + 2], &err);
+  else if (strcmp (sub, "log") == 0 && argc - first == 2)
+    r = run_log (g, id, &err);
+  else
+    r = pr_error_set (&err, EINVAL, "usage: proctor rollout status|log ID, or proctor rollout phase ID agent|verifier");
+  return r < 0 ? pr_cmd_fail (err) : 0;
+}
+
+static const struct pr_opt opts[] = { { NULL } };
+
+const struct pr_command pr_cmd_rollout = {
+  "rollout", "status|log <container-id> | phase <container-id> agent|verifier",
+  "show a rollout's phase, policy and egress log, or set the phase of later execs", opts, run_rollout,
+};

@@ -1,0 +1,346 @@
+/* rollout.c - create-time rewrite of config.json for a rollout and the
+ * exec-time phase choice (see rollout.h). */
+#define _GNU_SOURCE
+#include "rollout.h"
+#include "hidden.h"
+#include "../core/log.h"
+#include "../core/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <string.h>
+
+#define POLICY_FILE "rollout-policy.json"
+#define PHASE_FILE "rollout-phase"
+#define ENGINE_USER_FILE "rollout-engine-user"
+#define MIN_MAP_SIZE 65536
+
+char *
+pr_rollout_policy_source (const struct pr_config *cfg, const char *policy_file)
+{
+  const char *v = pr_config_annotation (cfg, PR_ROLLOUT_ANNOTATION);
+  if (v)
+    return xstrdup (v);
+  if (policy_file)
+    return xasprintf ("@%s", policy_file);
+  return NULL;
+}
+
+/* ------------------------------------------------------------ environment */
+
+static bool
+env_is (const char *kv, const char *key)
+{
+  size_t kl = strlen (key);
+  return strncmp (kv, key, kl) == 0 && kv[kl] == '=';
+}
+
+static char **
+env_set (char **env, const char *key, const char *value)
+{
+  _cleanup_free_ char *kv = xasprintf ("%s=%s", key, value);
+  for (size_t i = 0; env && env[i]; i++)
+    if (env_is (env[i], key))
+      {
+        free (env[i]);
+        env[i] = steal_pointer (&kv);
+        return env;
+      }
+  return pr_strv_append (env ? env : xmalloc0 (sizeof (char *)), kv);
+}
+
+/* Removes PROCTOR_* and drop_env variables: nothing in a session names
+ * the harness. */
+static char **
+env_filter (const struct pr_policy *p, char **env)
+{
+  size_t w = 0;
+  for (size_t i = 0; env && env[i]; i++)
+    {
+      _cleanup_free_ char *name = xstrdup (env[i]);
+      char *eq = strchr (name, '=');
+      if (eq)
+        *eq = '\0';
+      if (strncmp (name, "PROCTOR_", 8) == 0 || pr_policy_env_dropped (p, name))
+        {
+          free (env[i]);
+          continue;
+        }
+      env[w++] = env[i];
+    }
+  if (env)
+    env[w] = NULL;
+  return env;
+}
+
+static char **
+env_layer (char **env, const struct pr_phase_policy *t)
+{
+  for (size_t i = 0; i < t->n_env; i++)
+    env = env_set (env, t->env[i].key, t->env[i].value);
+  return env;
+}
+
+/* ---------------------------------------------------------------- identity */
+
+static int
+apply_user (int rootfd, const char *spec, struct pr_process *proc, pr_error **err)
+{
+  struct pr_identity id = { 0 };
+  if (pr_identity_resolve (rootfd, spec, &id, err) < 0)
+    return -1;
+  proc->user.uid = id.uid;
+  proc->user.gid = id.gid;
+  free (proc->user.additional_gids);
+  proc->user.additional_gids = id.groups;
+  proc->user.n_additional_gids = id.n_groups;
+  id.groups = NULL;
+  proc->env = env_set (proc->env, "HOME", id.home ? id.home : "/");
+  pr_identity_free_contents (&id);
+  return 0;
+}
+
+/* ------------------------------------------------------------- namespaces */
+
+static struct pr_namespace *
+find_ns (struct pr_config *cfg, int type)
+{
+  for (size_t i = 0; i < cfg->linux.n_namespaces; i++)
+    if (cfg->linux.namespaces[i].type == type)
+      return &cfg->linux.namespaces[i];
+  return NULL;
+}
+
+static void
+add_ns (struct pr_config *cfg, int type)
+{
+  size_t n = cfg->linux.n_namespaces;
+  cfg->linux.namespaces = xrealloc (cfg->linux.namespaces, (n + 1) * sizeof (struct pr_namespace));
+  cfg->linux.namespaces[n].type = type;
+  cfg->linux.namespaces[n].path = NULL;
+  cfg->linux.n_namespaces = n + 1;
+}
+
+/* The agent's user namespace: the engine's when it gave one, else an
+ * identity map over every id the image names (at least 0..65535), so
+ * non-root images and chown work while the agent's root holds capabilities
+ * only inside its own namespaces. */
+static int
+ensure_user_namespace (struct pr_config *cfg, int rootfd, pr_error **err)
+{
+  if (find_ns (cfg, CLONE_NEWUSER))
+    return 0;
+  uint32_t max_uid = 0, max_gid = 0;
+  if (pr_identity_max_ids (rootfd, &max_uid, &max_gid, err) < 0)
+    return -1;
+  uint32_t size = MIN_MAP_SIZE;
+  if (max_uid >= size)
+    size = max_uid + 1;
+  if (max_gid >= size)
+    size = max_gid + 1;
+  add_ns (cfg, CLONE_NEWUSER);
+  free (cfg->linux.uid_mappings);
+  free (cfg->linux.gid_mappings);
+  cfg->linux.uid_mappings = xmalloc0 (sizeof (struct pr_idmap));
+  cfg->linux.gid_mappings = xmalloc0 (sizeof (struct pr_idmap));
+  cfg->linux.uid_mappings[0] = (struct pr_idmap){ 0, 0, size };
+  cfg->linux.gid_mappings[0] = (struct pr_idmap){ 0, 0, size };
+  cfg->linux.n_uid_mappings = cfg->linux.n_gid_mappings = 1;
+  return 0;
+}
+
+/* A fresh network namespace with only lo: any namespace the engine
+ * prepared (and its port mappings) is replaced. */
+static void
+ensure_fresh_network (struct pr_config *cfg)
+{
+  struct pr_namespace *ns = find_ns (cfg, CLONE_NEWNET);
+  if (ns == NULL)
+    {
+      add_ns (cfg, CLONE_NEWNET);
+      return;
+    }
+  free (ns->path);
+  ns->path = NULL;
+}
+
+/* ------------------------------------------------------------------ state */
+
+static int
+write_phase (int state_dirfd, enum pr_phase phase, pr_error **err)
+{
+  const char *name = pr_phase_name (phase);
+  return pr_write_file_at (state_dirfd, PHASE_FILE, name, strlen (name), 0600, err);
+}
+
+int
+pr_rollout_set_phase (int state_dirfd, enum pr_phase phase, pr_error **err)
+{
+  return write_phase (state_dirfd, phase, err);
+}
+
+static int
+parse_phase (const char *s, enum pr_phase *out)
+{
+  static const enum pr_phase all[] = { PR_PHASE_AGENT, PR_PHASE_SETUP, PR_PHASE_VERIFIER };
+  for (size_t i = 0; i < PR_ARRAY_SIZE (all); i++)
+    if (strcmp (s, pr_phase_name (all[i])) == 0)
+      {
+        *out = all[i];
+        return 0;
+      }
+  return -1;
+}
+
+int
+pr_rollout_create (const char *source, struct pr_config *cfg, const char *rootfs, int state_dirfd,
+                   struct pr_rollout **out, pr_error **err)
+{
+  _cleanup_policy_ struct pr_policy *policy = NULL;
+  _cleanup_close_ int rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return pr_error_set (err, errno, "open rootfs `%s`", rootfs);
+  if (pr_policy_load (source, &policy, err) < 0)
+    return -1;
+  if (policy->verifier.user)
+    {
+      struct pr_identity id = { 0 };
+      if (pr_identity_resolve (rootfd, policy->verifier.user, &id, err) < 0)
+        return pr_error_wrap (err, "rollout policy: verifier.user");
+      pr_identity_free_contents (&id);
+    }
+  if (ensure_user_namespace (cfg, rootfd, err) < 0)
+    return -1;
+  ensure_fresh_network (cfg);
+  struct pr_process *proc = &cfg->process;
+  _cleanup_free_ char *engine_user = xasprintf ("%u:%u", proc->user.uid, proc->user.gid);
+  if (pr_write_file_at (state_dirfd, ENGINE_USER_FILE, engine_user, strlen (engine_user), 0600, err) < 0)
+    return -1;
+  if (policy->agent.user && apply_user (rootfd, policy->agent.user, proc, err) < 0)
+    return pr_error_wrap (err, "rollout policy: agent.user");
+  proc->env = env_layer (proc->env, &policy->environment);
+  proc->env = env_layer (proc->env, &policy->agent);
+  proc->env = env_filter (policy, proc->env);
+
+  _cleanup_free_ char *text = NULL;
+  size_t len = 0;
+  if (source[0] == '@')
+    {
+      if (pr_read_file (source + 1, &text, &len, err) < 0)
+        return -1;
+    }
+  else
+    {
+      text = xstrdup (source);
+      len = strlen (text);
+    }
+  if (pr_write_file_at (state_dirfd, POLICY_FILE, text, len, 0600, err) < 0
+      || write_phase (state_dirfd, PR_PHASE_AGENT, err) < 0)
+    return -1;
+  if (pr_hidden_stash (rootfd, policy->hide, state_dirfd, err) < 0)
+    return -1;
+
+  struct pr_rollout *r = xmalloc0 (sizeof *r);
+  r->policy = steal_pointer (&policy);
+  r->policy_text = steal_pointer (&text);
+  r->state_dirfd = state_dirfd;
+  r->rootfs = xstrdup (rootfs);
+  r->default_phase = PR_PHASE_AGENT;
+  r->engine_uid = cfg->process.user.uid;
+  r->engine_gid = cfg->process.user.gid;
+  sscanf (engine_user, "%u:%u", &r->engine_uid, &r->engine_gid);
+  *out = r;
+  return 0;
+}
+
+int
+pr_rollout_load (int state_dirfd, const char *rootfs, struct pr_rollout **out, pr_error **err)
+{
+  _cleanup_free_ char *text = NULL, *phase = NULL;
+  size_t len = 0;
+  *out = NULL;
+  if (faccessat (state_dirfd, POLICY_FILE, F_OK, 0) < 0)
+    return 0;
+  if (pr_read_file_at (state_dirfd, POLICY_FILE, &text, &len, err) < 0)
+    return -1;
+  struct pr_rollout *r = xmalloc0 (sizeof *r);
+  if (pr_policy_parse (text, len, &r->policy, err) < 0)
+    {
+      free (r);
+      return -1;
+    }
+  r->policy_text = steal_pointer (&text);
+  r->state_dirfd = state_dirfd;
+  r->rootfs = xstrdup (rootfs);
+  r->default_phase = PR_PHASE_AGENT;
+  if (pr_read_file_at (state_dirfd, PHASE_FILE, &phase, NULL, NULL) == 0)
+    parse_phase (phase, &r->default_phase);
+  _cleanup_free_ char *eu = NULL;
+  if (pr_read_file_at (state_dirfd, ENGINE_USER_FILE, &eu, NULL, NULL) == 0)
+    sscanf (eu, "%u:%u", &r->engine_uid, &r->engine_gid);
+  *out = r;
+  return 0;
+}
+
+int
+pr_rollout_restore_hidden (int state_dirfd, const char *rootfs, pr_error **err)
+{
+  _cleanup_rollout_ struct pr_rollout *r = NULL;
+  if (pr_rollout_load (state_dirfd, rootfs, &r, err) < 0)
+    return -1;
+  if (r == NULL)
+    return 0;
+  _cleanup_close_ int rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return pr_error_set (err, errno, "open rootfs `%s`", rootfs);
+  return pr_hidden_restore (rootfd, r->policy->hide, state_dirfd, err);
+}
+
+/* ------------------------------------------------------------------- exec */
+
+static int
+take_phase_env (char **env, enum pr_phase *phase, pr_error **err)
+{
+  for (size_t i = 0; env && env[i]; i++)
+    if (env_is (env[i], PR_PHASE_ENV) && parse_phase (env[i] + strlen (PR_PHASE_ENV) + 1, phase) < 0)
+      return pr_error_set (err, EINVAL, "%s: unknown phase `%s` (expected agent, setup or verifier)", PR_PHASE_ENV,
+                           env[i] + strlen (PR_PHASE_ENV) + 1);
+  return 0;
+}
+
+int
+pr_rollout_exec_prepare (const struct pr_rollout *r, struct pr_process *p, enum pr_phase *phase_out, pr_error **err)
+{
+  enum pr_phase phase = r->default_phase;
+  if (take_phase_env (p->env, &phase, err) < 0)
+    return -1;
+  const struct pr_policy *pol = r->policy;
+  const struct pr_phase_policy *table = phase == PR_PHASE_VERIFIER ? &pol->verifier : &pol->agent;
+  bool default_user = p->user.uid == r->engine_uid && p->user.gid == r->engine_gid;
+  if (table->user && default_user)
+    {
+      _cleanup_close_ int rootfd = open (r->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (rootfd < 0)
+        return pr_error_set (err, errno, "open rootfs `%s`", r->rootfs);
+      if (apply_user (rootfd, table->user, p, err) < 0)
+        return pr_error_wrap (err, "rollout policy: %s.user", phase == PR_PHASE_VERIFIER ? "verifier" : "agent");
+    }
+  p->env = env_layer (p->env, &pol->environment);
+  p->env = env_layer (p->env, table);
+  p->env = env_filter (pol, p->env);
+  *phase_out = phase;
+  return 0;
+}
+
+void
+pr_rollout_free (struct pr_rollout *r)
+{
+  if (r == NULL)
+    return;
+  if (r->policy)
+    pr_policy_free (r->policy);
+  free (r->policy_text);
+  free (r->rootfs);
+  free (r);
+}

@@ -1,0 +1,262 @@
+#!/usr/bin/env bats
+# The rollout annotation, part 1 (SPEC section 2: policy, phases, identity,
+# filesystem), through podman with a real Debian image.  The task image is
+# bookworm plus what a terminal-bench task has: /tests and /logs baked in,
+# and a non-root USER 1000 whose workdir only that user may write.
+
+load helpers
+
+TASK_IMAGE=localhost/proctor/rollout-task
+
+setup_file() {
+	[ -x "${PROCTOR:-}" ] || return 1
+	podman image exists "$TASK_IMAGE" && return 0
+	local ctx
+	ctx=$(mktemp -d)
+	cat >"$ctx/Containerfile" <<'CF'
+FROM localhost/proctor/bookworm
+RUN useradd -m -u 1000 -s /bin/sh agent \
+ && mkdir -p /tests /logs/verifier /work \
+ && printf '#!/bin/sh\necho image-copy\n' > /tests/test.sh && chmod +x /tests/test.sh \
+ && echo stale > /logs/verifier/reward.txt \
+ && chown agent:agent /work && chmod 0700 /work
+USER 1000
+WORKDIR /work
+CF
+	podman build --runtime "$PROCTOR" -q -t "$TASK_IMAGE" "$ctx" >&3
+	rm -rf "$ctx"
+}
+
+# policy FILE JSON: writes a policy file.
+policy() { printf '%s\n' "$2" >"$1"; }
+
+# start_rollout POLICY_FILE [podman run args...]: a running rollout.
+start_rollout() {
+	local pol=$1
+	shift
+	track_name "$NAME"
+	run pm run -d --name "$NAME" --annotation "run.proctor.rollout=@$pol" "$@" "$TASK_IMAGE" sleep 1000
+	assert_status 0
+}
+
+write_task_dirs() {
+	mkdir -p "$TEST_DIR/tests" "$TEST_DIR/verdict"
+	printf '#!/bin/sh\necho real-tests\necho 1 > /logs/verifier/reward.txt\n' >"$TEST_DIR/tests/test.sh"
+	chmod +x "$TEST_DIR/tests/test.sh"
+	chmod 0777 "$TEST_DIR/verdict"
+	POLICY=$TEST_DIR/policy.json
+	policy "$POLICY" '{"version": 1,
+	  "environment": {"network_mode": "none", "env": {"TASK": "demo"}},
+	  "agent": {"env": {"AGENT_ONLY": "yes", "PHASE": "agent"}},
+	  "verifier": {"user": "root", "env": {"PHASE": "verifier"},
+	    "mounts": [{"source": "'"$TEST_DIR"'/tests", "destination": "/tests", "readonly": true},
+	               {"source": "'"$TEST_DIR"'/verdict", "destination": "/logs/verifier"}]},
+	  "drop_env": ["HUD_*"]}'
+}
+
+@test "rollout agent: /tests and /logs are absent even though the image has them" {
+	need_image bookworm
+	write_task_dirs
+	start_rollout "$POLICY"
+	run pm exec "$NAME" sh -c 'for p in /tests /logs /tests/test.sh; do stat "$p" >/dev/null 2>&1 && echo "present $p"; done; echo checked'
+	assert_status 0
+	[ "$output" = checked ] || fail_with "$output"
+}
+
+@test "rollout agent: nothing names the harness in mountinfo, env, / /tmp /run" {
+	need_image bookworm
+	write_task_dirs
+	start_rollout "$POLICY" -e HUD_SECRET=s3cret -e KEEP_ME=1
+	run pm exec -e PROCTOR_DEBUG=1 "$NAME" sh -c 'cat /proc/self/mountinfo; env; ls -a / /tmp /run'
+	assert_status 0
+	! grep -Eiq 'proctor|rollout' <<<"$output" || fail_with "harness visible: $(grep -Ei 'proctor|rollout' <<<"$output")"
+	! grep -q 'HUD_SECRET' <<<"$output" || fail_with "drop_env variable visible"
+	grep -q '^KEEP_ME=1$' <<<"$output"
+	grep -q '^AGENT_ONLY=yes$' <<<"$output"
+	grep -q '^TASK=demo$' <<<"$output"
+}
+
+@test "rollout agent: the user namespace maps 0-65535 and pid 1 is the container's process" {
+	need_image bookworm
+	write_task_dirs
+	start_rollout "$POLICY"
+	run pm exec "$NAME" sh -c 'cat /proc/self/uid_map /proc/self/gid_map; cat /proc/1/cmdline | tr "\0" " "'
+	assert_status 0
+	read -r inside outside size <<<"$(sed -n 1p <<<"$output")"
+	[ "$inside" = 0 ] && [ "$size" -ge 65536 ] || fail_with "uid_map: $output"
+	grep -q 'sleep 1000' <<<"$output"
+	# The agent's root has capabilities only in its own user namespace.
+	pid=$(podman inspect -f '{{.State.Pid}}' "$NAME")
+	[ "$(readlink "/proc/$pid/ns/user")" != "$(readlink /proc/self/ns/user)" ]
+}
+
+@test "rollout agent: image USER 1000 writes its home and workdir, chown works in the map" {
+	need_image bookworm
+	write_task_dirs
+	start_rollout "$POLICY"
+	run pm exec "$NAME" sh -c 'id -u; pwd; echo x > /work/f && echo x > "$HOME/f" && echo wrote $HOME; chown 1000:1000 /work/f && echo chowned'
+	assert_status 0
+	[ "$(sed -n 1p <<<"$output")" = 1000 ] || fail_with "$output"
+	grep -q '^/work$' <<<"$output"
+	grep -q '^wrote /home/agent$' <<<"$output"
+	grep -q '^chowned$' <<<"$output"
+	# root in the agent's namespace can chown to any mapped id
+	run pm exec -u 0 "$NAME" sh -c 'touch /tmp/c && chown 4242:4343 /tmp/c && stat -c %u:%g /tmp/c'
+	assert_status 0
+	[ "$output" = 4242:4343 ] || fail_with "$output"
+}
+
+@test "rollout verifier: sees the tests and verdict mounts, writes the verdict to the host, own env" {
+	need_image bookworm
+	write_task_dirs
+	start_rollout "$POLICY"
+	run pm exec -e PROCTOR_PHASE=verifier "$NAME" sh -c 'id -u; /tests/test.sh; cat /logs/verifier/reward.txt; env'
+	assert_status 0
+	[ "$(sed -n 1p <<<"$output")" = 0 ] || fail_with "$output"
+	grep -q '^real-tests$' <<<"$output"
+	[ "$(cat "$TEST_DIR/verdict/reward.txt")" = 1 ]
+	grep -q '^PHASE=verifier$' <<<"$output" || fail_with "$output"
+	! grep -q 'AGENT_ONLY' <<<"$output" || fail_with "agent env leaked: $output"
+	! grep -q 'PROCTOR_PHASE' <<<"$output" || fail_with "PROCTOR_PHASE leaked"
+	# ... and the image's own /tests (moved out at create) is what the
+	# verifier would see without a policy mount: here the mount wins.
+	run pm exec -e PROCTOR_PHASE=verifier "$NAME" cat /tests/test.sh
+	grep -q real-tests <<<"$output"
+}
+
+@test "rollout verifier: proctor rollout phase makes later plain execs verifiers" {
+	need_image bookworm
+	write_task_dirs
+	start_rollout "$POLICY"
+	run pm exec "$NAME" sh -c 'echo $PHASE'
+	[ "$output" = agent ]
+	run "$PROCTOR" --root /run/proctor rollout phase "$(podman inspect -f '{{.Id}}' "$NAME")" verifier
+	assert_status 0
+	run pm exec "$NAME" sh -c 'echo $PHASE; test -x /tests/test.sh && echo has-tests'
+	assert_status 0
+	[ "$output" = "verifier
+has-tests" ] || fail_with "$output"
+	run "$PROCTOR" --root /run/proctor rollout status "$(podman inspect -f '{{.Id}}' "$NAME")"
+	assert_status 0
+	[ "$(jq -r .phase <<<"$output")" = verifier ]
+	[ "$(jq -r '.hidden[0].path' <<<"$output")" = /tests ]
+	[ "$(jq -r '.hidden[0].in_image' <<<"$output")" = true ]
+}
+
+@test "rollout: an agent's planted symlinks and verdict-writing loop do not change the verdict" {
+	need_image bookworm
+	write_task_dirs
+	start_rollout "$POLICY"
+	run pm exec -u 0 "$NAME" sh -c '
+		mkdir -p /tmp/fake /tmp/fakelogs /logs
+		printf "#!/bin/sh\necho fake-tests\necho 0 > /logs/verifier/reward.txt\n" > /tmp/fake/test.sh
+		chmod +x /tmp/fake/test.sh
+		ln -s /tmp/fake /tests
+		ln -s /tmp/fakelogs /logs/verifier
+		nohup sh -c "while :; do echo 0 > /logs/verifier/reward.txt; echo 0 > /tmp/fakelogs/reward.txt; sleep 0.05; done" >/dev/null 2>&1 &
+		echo planted'
+	assert_status 0
+	run pm exec -e PROCTOR_PHASE=verifier "$NAME" sh -c '/tests/test.sh; sleep 1; cat /logs/verifier/reward.txt'
+	assert_status 0
+	[ "$output" = "real-tests
+1" ] || fail_with "$output"
+	sleep 0.5
+	[ "$(cat "$TEST_DIR/verdict/reward.txt")" = 1 ]
+}
+
+@test "rollout: agent root cannot read the verifier's environ, root or fds, nor ptrace it" {
+	need_image bookworm
+	write_task_dirs
+	start_rollout "$POLICY"
+	run pm exec -d -e PROCTOR_PHASE=verifier -e VERIFIER_SECRET=tok3n "$NAME" sleep 600
+	assert_status 0
+	run pm exec -u 0 "$NAME" sh -c '
+		v=$(pgrep -f "sleep 600" | head -n 1); echo "verifier pid $v"
+		grep -l tok3n /proc/[0-9]*/environ 2>/dev/null && echo LEAK-environ
+		readlink /proc/$v/root >/dev/null 2>&1 && echo LEAK-root
+		readlink /proc/$v/fd/0 >/dev/null 2>&1 && echo LEAK-fd
+		cat /proc/$v/mem >/dev/null 2>&1 && echo LEAK-mem
+		perl -e "my \$r = syscall(101, 16, $v, 0, 0); print \$r == 0 ? \"LEAK-ptrace\n\" : \"ptrace refused: \$!\n\""
+		echo scanned'
+	assert_status 0
+	[[ "$output" == *"verifier pid "[0-9]* ]] || fail_with "$output"
+	! grep -q LEAK <<<"$output" || fail_with "$output"
+	grep -q 'ptrace refused: Operation not permitted' <<<"$output" || fail_with "$output"
+}
+
+@test "rollout: a background server the agent started is reachable by the verifier" {
+	need_image bookworm
+	write_task_dirs
+	start_rollout "$POLICY"
+	run pm exec "$NAME" sh -c 'nohup perl -MIO::Socket::INET -e "
+		my \$s = IO::Socket::INET->new(LocalAddr => q(127.0.0.1:7070), Listen => 5, ReuseAddr => 1) or die;
+		while (my \$c = \$s->accept) { print \$c qq(agent-service\n); close \$c }" >/dev/null 2>&1 &
+		echo started'
+	assert_status 0
+	run pm exec "$NAME" sh -c 'sleep 0.5; echo next-exec'
+	run pm exec -e PROCTOR_PHASE=verifier "$NAME" perl -MIO::Socket::INET -e '
+		for (1..50) { my $c = IO::Socket::INET->new(q(127.0.0.1:7070)); if ($c) { print scalar <$c>; exit 0 } select(undef,undef,undef,0.1) } exit 1'
+	assert_status 0
+	[ "$output" = agent-service ] || fail_with "$output"
+}
+
+@test "rollout: stop (runtime delete) puts the image's hidden paths back into the rootfs" {
+	need_image bookworm
+	write_task_dirs
+	start_rollout "$POLICY"
+	run pm stop -t 0 "$NAME"
+	assert_status 0
+	mnt=$(podman mount "$NAME")
+	restored=$(cat "$mnt/tests/test.sh" 2>&1)
+	stale=$(cat "$mnt/logs/verifier/reward.txt" 2>&1)
+	podman umount "$NAME" >/dev/null
+	grep -qx 'echo image-copy' <<<"$restored" || fail_with "tests after stop: $restored"
+	[ "$stale" = stale ] || fail_with "logs after stop: $stale"
+	# ... and a restart hides them again.
+	run pm start "$NAME"
+	assert_status 0
+	run pm exec "$NAME" sh -c 'stat /tests >/dev/null 2>&1 && echo visible || echo absent'
+	[ "$output" = absent ] || fail_with "$output"
+}
+
+# Each invalid policy: "FIELD-OR-PHRASE|JSON".  The phrase must appear in
+# podman's error output (proctor's message), and nothing may be left.
+INVALID_POLICIES=(
+	'malformed JSON|{"version": 1,'
+	'version|{"version": 2}'
+	'unknown key "agnet"|{"version": 1, "agnet": {}}'
+	'agent.network_mode|{"version": 1, "agent": {"network_mode": "open"}}'
+	'agent.env|{"version": 1, "agent": {"env": {"A": 1}}}'
+	'agent.env|{"version": 1, "agent": {"env": ["A=1"]}}'
+	'agent.allowed_hosts|{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["http://x.org/"]}}'
+	'agent.user|{"version": 1, "agent": {"user": "nosuchuser"}}'
+	'verifier.user|{"version": 1, "verifier": {"user": "ghost:ghost"}}'
+	'verifier.mounts[0].source|{"version": 1, "verifier": {"mounts": [{"source": "/no/such/dir", "destination": "/tests"}]}}'
+	'verifier.mounts[0].destination|{"version": 1, "verifier": {"mounts": [{"source": "/tmp", "destination": "tests"}]}}'
+	'hide[0]|{"version": 1, "hide": ["/"]}'
+	'hide[0]|{"version": 1, "hide": ["/proc/self"]}'
+	'hide[0]|{"version": 1, "hide": ["relative"]}'
+	'peers[0]|{"version": 1, "peers": [{"name": "db", "port": 0, "target": "tcp:10.0.0.1:5432"}]}'
+	'peers[0]|{"version": 1, "peers": [{"name": "db", "port": 5432, "target": "udp:10.0.0.1:5432"}]}'
+	'drop_env|{"version": 1, "drop_env": "HUD_*"}'
+)
+
+@test "rollout: each invalid policy fails create with its own message and leaves nothing" {
+	need_image bookworm
+	local i=0 entry want json
+	for entry in "${INVALID_POLICIES[@]}"; do
+		i=$((i + 1))
+		want=${entry%%|*}
+		json=${entry#*|}
+		printf '%s\n' "$json" >"$TEST_DIR/bad$i.json"
+		run pm run --rm --name "$NAME-$i" --annotation "run.proctor.rollout=@$TEST_DIR/bad$i.json" "$TASK_IMAGE" true
+		track_name "$NAME-$i"
+		[ "$status" -ne 0 ] || fail_with "case $i ($want) was accepted"
+		grep -qF "rollout policy" <<<"$output" || fail_with "case $i: no policy error in: $output"
+		grep -qF -- "$want" <<<"$output" || fail_with "case $i: wanted '$want' in: $output"
+		# Other suites may run containers meanwhile: look for ours only.
+		! grep -lsF "$TEST_DIR/bad$i.json" /run/proctor/*/config.json || fail_with "case $i left a state dir"
+		! ls -d /sys/fs/cgroup/*/*"$NAME-$i"* 2>/dev/null | grep -q . || fail_with "case $i left a cgroup"
+	done
+	[ "$i" -ge 15 ]
+}
