@@ -831,17 +831,53 @@ rmdir_tree (const char *dir)
   return rmdir (dir);
 }
 
+/* True once pid has exited (zombie, dead or reaped).  A killed task
+ * leaves its cgroups before it turns into a zombie, so an empty cgroup
+ * does not yet mean its processes are gone. */
+static bool
+pid_exited (pid_t pid)
+{
+  char p[64], buf[512];
+  snprintf (p, sizeof p, "/proc/%d/stat", (int) pid);
+  _cleanup_close_ int fd = open (p, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return true;
+  ssize_t n = read (fd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return true;
+  buf[n] = '\0';
+  const char *rp = strrchr (buf, ')');
+  return rp == NULL || rp[1] == '\0' || rp[2] == 'Z' || rp[2] == 'X' || rp[2] == 'x';
+}
+
 int
 pr_cgroup_destroy (const char *path, pr_error **err)
 {
   struct pr_cgroup_mounts m = { 0 };
   if (load_checked (path, &m, err) < 0)
     return -1;
+  long long deadline = pr_cgroup_now_ms () + DESTROY_TIMEOUT_MS;
+  _cleanup_free_ pid_t *victims = NULL;
+  size_t n_victims = 0;
+  const struct pr_cgroup_hier *ph = procs_hier (&m);
+  if (ph)
+    {
+      _cleanup_free_ char *pdir = pr_cgroup_hier_dir (ph, path);
+      _cleanup_error_ pr_error *perr = NULL;
+      pr_cgroup_collect_pids (pdir, &victims, &n_victims, &perr);
+    }
   _cleanup_error_ pr_error *kerr = NULL;
   if (kill_with (&m, path, SIGKILL, &kerr) < 0)
     pr_debug ("%s", kerr->msg);
+  /* Callers (delete, engines) expect the processes to be gone when the
+   * cgroup is: wait for the killed ones to finish exiting (bounded). */
+  for (size_t i = 0; i < n_victims; i++)
+    while (!pid_exited (victims[i]) && pr_cgroup_now_ms () < deadline)
+      {
+        struct timespec ts = { 0, 2 * 1000000L };
+        nanosleep (&ts, NULL);
+      }
 
-  long long deadline = pr_cgroup_now_ms () + DESTROY_TIMEOUT_MS;
   int ret = 0;
   for (size_t i = 0; i < m.n && ret == 0; i++)
     {

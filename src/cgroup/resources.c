@@ -1159,7 +1159,10 @@ pr_cgroup_apply_resources (const char *path, yajl_val resources, bool update, pr
     return -1;
   int ret = 0;
   yajl_val v;
-  if (ret == 0 && (v = field (resources, "devices")))
+  /* update leaves devices alone, as runc update does: engines resend
+   * their whole resources object, and replaying the device list on a live
+   * container would drop access granted since (e.g. podman --device). */
+  if (ret == 0 && !update && (v = field (resources, "devices")))
     ret = apply_devices (&c, v, err);
   if (ret == 0 && (v = field (resources, "memory")))
     ret = YAJL_IS_OBJECT (v) ? apply_memory (&c, v, err) : pr_error_set (err, EINVAL, "linux.resources.memory: "

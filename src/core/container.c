@@ -29,6 +29,7 @@
 #include "../linux/netlink.h"
 #include "../linux/procattr.h"
 #include "../linux/seccomp.h"
+#include "../rollout/network.h"
 #include "../rollout/rollout.h"
 
 #include <errno.h>
@@ -222,8 +223,10 @@ child_fail (struct create_ctx *c, pr_error *err)
 static int
 wait_for_start (struct create_ctx *c, pr_error **err)
 {
-  /* Blocks until `start` opens the fifo for reading. */
-  _cleanup_close_ int fd = openat (c->fifo_dirfd, "exec.fifo", O_WRONLY | O_CLOEXEC);
+  /* Blocks until `start` opens the fifo for reading.  The fd stays open
+   * (close-on-exec) until execve, so `start` sees EOF only once the user
+   * process runs, and poststart hooks run after it as the spec requires. */
+  int fd = openat (c->fifo_dirfd, "exec.fifo", O_WRONLY | O_CLOEXEC);
   if (fd < 0)
     return pr_error_set (err, errno, "open exec.fifo");
   if (pr_write_all (fd, "0", 1) < 0)
@@ -231,6 +234,17 @@ wait_for_start (struct create_ctx *c, pr_error **err)
   close (c->fifo_dirfd);
   c->fifo_dirfd = -1;
   return 0;
+}
+
+/* Peer names go into the hosts file the container will see (the engine's
+ * bind mount is in place by now), so no extra mount shows in mountinfo. */
+static int
+write_peer_hosts (struct create_ctx *c, pr_error **err)
+{
+  _cleanup_close_ int rootfd = open (c->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return pr_error_set (err, errno, "open rootfs `%s`", c->rootfs);
+  return pr_network_write_hosts (c->rollout->policy, rootfd, err);
 }
 
 static void __attribute__ ((noreturn))
@@ -259,6 +273,8 @@ container_init (struct create_ctx *c)
     pr_error_set (&err, errno, "chdir to bundle `%s`", c->bundle);
   if (err == NULL)
     pr_rootfs_prepare (cfg, &ro, &err);
+  if (err == NULL && c->rollout)
+    write_peer_hosts (c, &err);
   if (err == NULL)
     pr_uts_apply (cfg, (c->new_flags & CLONE_NEWUTS) != 0, &err);
   if (err == NULL)
@@ -401,6 +417,8 @@ create_cleanup (struct create_ctx *c)
       kill (c->stage1, SIGKILL);
       waitpid (c->stage1, NULL, 0);
     }
+  if (c->rollout)
+    pr_network_stop (c->state_dirfd);
   if (c->rollout && pr_rollout_restore_hidden (c->state_dirfd, c->rootfs, &e) < 0)
     {
       pr_warn ("cleanup: %s", e->msg);
@@ -520,6 +538,12 @@ drive_children (struct create_ctx *c, pr_error **err)
     return -1;
   if (pr_sync_expect (c->sync_parent, PR_SYNC_READY, "container process", NULL, NULL, err) < 0)
     return -1;
+  if (c->rollout)
+    {
+      _cleanup_free_ char *dir = xasprintf ("%s/%s", c->g->root, c->o->id);
+      if (pr_network_start (c->rollout->policy, c->init_pid, c->state_dirfd, dir, err) < 0)
+        return -1;
+    }
   struct pr_state st = make_state (c, annotations);
   st.created = now_rfc3339 ();
   int r = pr_state_save (&st, err);
@@ -626,17 +650,28 @@ open_fifo_and_release (struct pr_state *st, pr_error **err)
   if (fd < 0)
     return pr_error_set (err, errno, "open exec.fifo");
   /* The init is blocked in open(O_WRONLY) until this open; then it writes
-   * one byte.  Until its write lands, reads see EOF or EAGAIN. */
+   * one byte.  Until its write lands, reads see EOF or EAGAIN.  After the
+   * byte, EOF means the init reached execve (its fd is close-on-exec). */
+  bool released = false;
   for (;;)
     {
       char b;
       ssize_t r = read (fd, &b, 1);
       if (r == 1)
+        {
+          released = true;
+          continue;
+        }
+      if (r == 0 && released)
         break;
       if (r < 0 && errno != EAGAIN && errno != EINTR)
         return pr_error_set (err, errno, "read exec.fifo");
       if (!pr_state_pid_alive (st))
-        return pr_error_set (err, 0, "container process exited before start");
+        {
+          if (released)
+            break;
+          return pr_error_set (err, 0, "container process exited before start");
+        }
       struct pollfd pfd = { fd, POLLIN, 0 };
       if (poll (&pfd, 1, 10) < 0 && errno != EINTR)
         return pr_error_set (err, errno, "poll exec.fifo");
@@ -758,6 +793,7 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
     }
   if (cfg)
     run_warn_hooks (cfg, PR_HOOK_POSTSTOP, "poststop", json);
+  pr_network_stop (st->state_dirfd);
   if (pr_rollout_restore_hidden (st->state_dirfd, st->rootfs, err) < 0)
     return -1;
   return pr_state_dir_remove (g->root, id, err);

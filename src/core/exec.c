@@ -17,6 +17,7 @@
 #include "../cgroup/cgroup.h"
 #include "../config/config.h"
 #include "../linux/namespace.h"
+#include "../rollout/network.h"
 #include "../rollout/rollout.h"
 #include "../rollout/verifier.h"
 
@@ -43,6 +44,8 @@ struct exec_ctx
   struct pr_rollout *rollout;         /* NULL unless the container is a rollout */
   enum pr_phase phase;
   struct pr_verifier_view view;       /* the verifier's mounts */
+  char *token;                        /* setup/verifier egress token, or NULL */
+  char *state_dir;
 };
 
 /* ------------------------------------------------------- process building */
@@ -187,6 +190,10 @@ exec_process (struct exec_ctx *c)
   _cleanup_strv_ char **env = NULL;
   _cleanup_free_ char *json = pr_state_to_json (c->st, "running");
 
+  /* A phase token must be live at the helper before the process can use
+   * it: wait for the runtime to register it. */
+  if (c->token && pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
+    fail (c, err);
   if (p->terminal)
     {
       if (setsid () < 0)
@@ -320,6 +327,14 @@ prepare (struct exec_ctx *c, const struct pr_global *g, pr_error **err)
     return -1;
   if (c->rollout && c->phase == PR_PHASE_VERIFIER && pr_verifier_view_open (c->rollout, &c->view, err) < 0)
     return -1;
+  if (c->rollout)
+    {
+      struct pr_process *p = &c->cfg->process;
+      c->state_dir = xasprintf ("%s/%s", g->root, c->o->id);
+      if (c->phase != PR_PHASE_AGENT && pr_policy_net_mode (c->rollout->policy, c->phase) != PR_NET_NONE)
+        c->token = pr_network_new_token ();
+      p->env = pr_network_proxy_env (c->rollout->policy, c->phase, c->token, p->env);
+    }
   bool tty = c->cfg->process.terminal;
   if (tty && c->o->console_socket == NULL && c->o->detach)
     return pr_error_set (err, EINVAL, "cannot allocate tty if proctor will detach without setting console socket");
@@ -352,6 +367,8 @@ ctx_free (struct exec_ctx *c)
   if (c->sync_child >= 0)
     close (c->sync_child);
   pr_verifier_view_free (&c->view);
+  free (c->token);
+  free (c->state_dir);
   if (c->rollout)
     pr_rollout_free (c->rollout);
   if (c->cfg)
@@ -395,6 +412,13 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
   if (r < 0)
     return -1;
   *pid_out = pid;
+  if (c->token && (pr_network_register (c->state_dir, c->phase, c->token, pid, err) < 0
+                   || pr_sync_send (c->sync_parent, PR_SYNC_GO, 0, NULL, err) < 0))
+    {
+      kill (pid, SIGKILL);
+      waitpid (pid, NULL, 0);
+      return -1;
+    }
   if (pr_sync_wait_exec (c->sync_parent, err) < 0)
     {
       waitpid (pid, NULL, 0);

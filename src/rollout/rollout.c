@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "rollout.h"
 #include "hidden.h"
+#include "network.h"
 #include "../core/log.h"
 #include "../core/util.h"
 
@@ -19,6 +20,11 @@
 char *
 pr_rollout_policy_source (const struct pr_config *cfg, const char *policy_file)
 {
+  /* With CRI pod_annotations the pod's sandbox (pause) container carries
+   * the annotation too; the rollout is the workload container. */
+  const char *kind = pr_config_annotation (cfg, "io.kubernetes.cri.container-type");
+  if (kind && strcmp (kind, "sandbox") == 0)
+    return NULL;
   const char *v = pr_config_annotation (cfg, PR_ROLLOUT_ANNOTATION);
   if (v)
     return xstrdup (v);
@@ -222,19 +228,12 @@ pr_rollout_create (const char *source, struct pr_config *cfg, const char *rootfs
   proc->env = env_layer (proc->env, &policy->environment);
   proc->env = env_layer (proc->env, &policy->agent);
   proc->env = env_filter (policy, proc->env);
+  proc->env = pr_network_proxy_env (policy, PR_PHASE_AGENT, NULL, proc->env);
 
-  _cleanup_free_ char *text = NULL;
-  size_t len = 0;
-  if (source[0] == '@')
-    {
-      if (pr_read_file (source + 1, &text, &len, err) < 0)
-        return -1;
-    }
-  else
-    {
-      text = xstrdup (source);
-      len = strlen (text);
-    }
+  /* Store the policy as validated (normalised), not the source again: an
+   * @file could change between the two reads. */
+  _cleanup_free_ char *text = pr_policy_to_json (policy);
+  size_t len = strlen (text);
   if (pr_write_file_at (state_dirfd, POLICY_FILE, text, len, 0600, err) < 0
       || write_phase (state_dirfd, PR_PHASE_AGENT, err) < 0)
     return -1;
@@ -265,7 +264,7 @@ pr_rollout_load (int state_dirfd, const char *rootfs, struct pr_rollout **out, p
   if (pr_read_file_at (state_dirfd, POLICY_FILE, &text, &len, err) < 0)
     return -1;
   struct pr_rollout *r = xmalloc0 (sizeof *r);
-  if (pr_policy_parse (text, len, &r->policy, err) < 0)
+  if (pr_policy_parse_saved (text, len, &r->policy, err) < 0)
     {
       free (r);
       return -1;

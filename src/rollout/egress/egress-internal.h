@@ -1,0 +1,127 @@
+/* egress-internal.h - state shared by the egress helper's files (egress.c:
+ * loop, listeners, tokens, control socket; proxy.c: per-connection state
+ * machine and relay; peers.c: peer splicing; declog.c: decision log).
+ * Not part of the public interface (egress.h). */
+#ifndef PROCTOR_EGRESS_INTERNAL_H
+#define PROCTOR_EGRESS_INTERNAL_H
+
+#include <event2/bufferevent.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <event2/util.h>
+#include <stdint.h>
+
+#include "egress.h"
+#include "reqhead.h"
+
+/* Limits (all per helper process, i.e. per container):
+ *   PR_EGRESS_MAX_CONNS       concurrent client connections over all
+ *                             listeners; at the limit the listeners stop
+ *                             accepting (the kernel backlog holds the rest)
+ *                             and resume when one closes.  Lowered at start
+ *                             when RLIMIT_NOFILE cannot hold 2 fds each.
+ *   PR_EGRESS_HEAD_TIMEOUT_S  time to receive a complete request head
+ *                             (slowloris guard); the connection is closed.
+ *   PR_EGRESS_CONNECT_TIMEOUT_S  per upstream address connect attempt.
+ *   PR_EGRESS_RELAY_HIGH      bytes queued towards one side before reading
+ *                             from the other side stops (per direction), so
+ *                             a slow reader costs at most ~2 x this plus
+ *                             one socket read per connection.
+ *   PR_EGRESS_ERROR_TIMEOUT_S time to flush an error reply.
+ *   PR_EGRESS_MAX_TOKENS / PR_EGRESS_MAX_CONTROL / PR_EGRESS_CONTROL_LINE
+ *                             live tokens, control connections, and one
+ *                             control command line's length. */
+#define PR_EGRESS_MAX_CONNS 512
+#define PR_EGRESS_HEAD_TIMEOUT_S 30
+#define PR_EGRESS_CONNECT_TIMEOUT_S 15
+#define PR_EGRESS_RELAY_HIGH (128 * 1024)
+#define PR_EGRESS_ERROR_TIMEOUT_S 10
+#define PR_EGRESS_MAX_TOKENS 64
+#define PR_EGRESS_MAX_CONTROL 16
+#define PR_EGRESS_CONTROL_LINE 4096
+#define PR_EGRESS_TOKEN_MIN 16
+#define PR_EGRESS_TOKEN_MAX 128
+#define PR_EGRESS_MAX_ADDRS 16
+
+struct pr_egress;
+
+struct pr_token
+{
+  struct pr_token *next;
+  struct pr_egress *eg;
+  uint64_t id;
+  char token[PR_EGRESS_TOKEN_MAX + 1];
+  enum pr_phase phase;
+  pid_t pid;
+  int pidfd;
+  struct event *ev;
+};
+
+enum pr_conn_kind
+{
+  PR_CONN_AGENT,
+  PR_CONN_VERIFIER,
+  PR_CONN_PEER,
+};
+
+struct pr_ctl;
+
+struct pr_egress
+{
+  const struct pr_egress_config *cfg;
+  struct event_base *base;
+  struct evdns_base *dns;
+  struct evconnlistener *agent_l, *verifier_l, *control_l;
+  struct evconnlistener **peer_l;
+  struct peer_l_ctx *peer_ctx; /* one per peer listener (egress.c) */
+  size_t n_peer_l;
+  struct event *sigterm_ev, *sigpipe_ev, *container_ev, *resume_ev;
+  struct pr_token *tokens;
+  size_t n_tokens;
+  uint64_t next_token_id;
+  struct pr_conn *conns;
+  size_t n_conns, max_conns;
+  bool paused;
+  struct pr_ctl *ctls;
+  size_t n_ctls;
+  int log_fd;
+};
+
+/* A decision log record (see egress.h for the line format). */
+struct pr_decision
+{
+  const char *phase;
+  const char *method;
+  const char *host;
+  unsigned port;
+  bool allow;
+  const char *reason;
+  uint64_t bytes_up, bytes_down;
+};
+
+/* declog.c: formats one record as a JSON line ending in '\n' with the
+ * given time (malloc'd); appends a record to fd with one write(2) (errors
+ * are ignored: logging must not stop traffic; fd < 0 = no log). */
+char *pr_declog_format (const struct pr_decision *d, time_t when);
+void pr_declog_write (int fd, const struct pr_decision *d);
+
+/* proxy.c */
+void pr_proxy_accept (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kind, const struct pr_peer *peer);
+void pr_proxy_drop_token (struct pr_egress *eg, uint64_t token_id);
+void pr_proxy_free_all (struct pr_egress *eg);
+const struct pr_token *pr_egress_find_token (struct pr_egress *eg, const char *token);
+/* egress.c: called when a connection ends, to resume paused listeners. */
+void pr_egress_conn_closed (struct pr_egress *eg);
+
+/* peers.c: starts a peer connection: resolve the peer's target (no address
+ * check: peers are the declared way to non-public addresses), connect, splice. */
+struct pr_conn;
+void pr_peer_start (struct pr_conn *c);
+
+/* proxy.c internals used by peers.c */
+void pr_conn_resolve (struct pr_conn *c, const char *host, uint16_t port, bool check_addrs);
+void pr_conn_set_target (struct pr_conn *c, const char *method, const char *host, uint16_t port);
+const struct pr_peer *pr_conn_peer (struct pr_conn *c);
+
+#endif

@@ -1,0 +1,579 @@
+/* egress.c - the egress helper's event loop and lifetime: listeners
+ * (agent, verifier, peers), the connection limit, the control socket and
+ * its tokens (each live until its process exits, watched with a pidfd),
+ * shutdown on container exit or SIGTERM; and the control client
+ * pr_egress_open_token.  Interface and protocol: egress.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <yajl/yajl_tree.h>
+
+#include "../../core/log.h"
+#include "../../core/util.h"
+#include "egress-internal.h"
+
+/* ---- tokens ---- */
+
+/* Constant-time comparison: the verifier listener is reachable by the
+ * agent, which must not learn a token byte by byte from timing. */
+static bool
+token_equal (const char *a, const char *b)
+{
+  size_t la = strlen (a), lb = strlen (b);
+  unsigned char d = la != lb;
+  for (size_t i = 0; i < la && i < lb; i++)
+    d |= (unsigned char) a[i] ^ (unsigned char) b[i];
+  return d == 0;
+}
+
+const struct pr_token *
+pr_egress_find_token (struct pr_egress *eg, const char *token)
+{
+  for (struct pr_token *t = eg->tokens; t; t = t->next)
+    if (token_equal (t->token, token))
+      return t;
+  return NULL;
+}
+
+static void
+token_remove (struct pr_egress *eg, struct pr_token *t)
+{
+  struct pr_token **pp = &eg->tokens;
+  while (*pp && *pp != t)
+    pp = &(*pp)->next;
+  if (*pp)
+    *pp = t->next;
+  eg->n_tokens--;
+  pr_proxy_drop_token (eg, t->id);
+  if (t->ev)
+    event_free (t->ev);
+  if (t->pidfd >= 0)
+    close (t->pidfd);
+  free (t);
+}
+
+static void
+token_pid_exited (evutil_socket_t fd, short what, void *arg)
+{
+  struct pr_token *t = arg;
+  token_remove (t->eg, t);
+}
+
+static bool
+valid_token (const char *s)
+{
+  size_t n = strlen (s);
+  if (n < PR_EGRESS_TOKEN_MIN || n > PR_EGRESS_TOKEN_MAX)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') || (s[i] >= 'A' && s[i] <= 'F')))
+      return false;
+  return true;
+}
+
+/* Returns NULL on success or a static error for the reply. */
+static const char *
+token_open (struct pr_egress *eg, const char *phase, const char *token, long long pid)
+{
+  enum pr_phase ph;
+
+  if (phase == NULL || token == NULL)
+    return "open needs phase, token and pid";
+  if (strcmp (phase, "verifier") == 0)
+    ph = PR_PHASE_VERIFIER;
+  else if (strcmp (phase, "setup") == 0)
+    ph = PR_PHASE_SETUP;
+  else
+    return "phase must be verifier or setup";
+  if (!valid_token (token))
+    return "token must be 16 to 128 hex digits";
+  if (pid <= 0 || pid > INT32_MAX)
+    return "bad pid";
+  if (pr_egress_find_token (eg, token))
+    return "token already registered";
+  if (eg->n_tokens >= PR_EGRESS_MAX_TOKENS)
+    return "too many live tokens";
+
+  int pidfd = syscall (SYS_pidfd_open, (pid_t) pid, 0);
+  if (pidfd < 0)
+    return errno == ESRCH ? "no such process" : "pidfd_open failed";
+  struct pr_token *t = xmalloc0 (sizeof *t);
+  t->eg = eg;
+  t->id = ++eg->next_token_id;
+  snprintf (t->token, sizeof t->token, "%s", token);
+  t->phase = ph;
+  t->pid = pid;
+  t->pidfd = pidfd;
+  t->ev = event_new (eg->base, pidfd, EV_READ, token_pid_exited, t);
+  if (t->ev == NULL || event_add (t->ev, NULL) < 0)
+    {
+      if (t->ev)
+        event_free (t->ev);
+      close (pidfd);
+      free (t);
+      return "cannot watch the process";
+    }
+  t->next = eg->tokens;
+  eg->tokens = t;
+  eg->n_tokens++;
+  return NULL;
+}
+
+static const char *
+token_close (struct pr_egress *eg, const char *token)
+{
+  if (token == NULL)
+    return "close needs a token";
+  for (struct pr_token *t = eg->tokens; t; t = t->next)
+    if (token_equal (t->token, token))
+      {
+        token_remove (eg, t);
+        return NULL;
+      }
+  return "unknown token";
+}
+
+/* ---- control socket ---- */
+
+struct pr_ctl
+{
+  struct pr_ctl *prev, *next;
+  struct pr_egress *eg;
+  struct bufferevent *bev;
+};
+
+static void
+ctl_free (struct pr_ctl *k)
+{
+  struct pr_egress *eg = k->eg;
+
+  if (k->prev)
+    k->prev->next = k->next;
+  else
+    eg->ctls = k->next;
+  if (k->next)
+    k->next->prev = k->prev;
+  bufferevent_free (k->bev);
+  free (k);
+  eg->n_ctls--;
+}
+
+static const char *
+json_str (yajl_val root, const char *key)
+{
+  const char *path[] = { key, NULL };
+  yajl_val v = yajl_tree_get (root, path, yajl_t_string);
+  return v ? YAJL_GET_STRING (v) : NULL;
+}
+
+static const char *
+ctl_command (struct pr_egress *eg, const char *line)
+{
+  char errbuf[128];
+  yajl_val root = yajl_tree_parse (line, errbuf, sizeof errbuf);
+  const char *res;
+
+  if (root == NULL || !YAJL_IS_OBJECT (root))
+    res = "malformed command";
+  else
+    {
+      const char *cmd = json_str (root, "cmd");
+      const char *path[] = { "pid", NULL };
+      yajl_val pid = yajl_tree_get (root, path, yajl_t_number);
+      if (cmd && strcmp (cmd, "open") == 0)
+        res = token_open (eg, json_str (root, "phase"), json_str (root, "token"),
+                          pid && YAJL_IS_INTEGER (pid) ? YAJL_GET_INTEGER (pid) : -1);
+      else if (cmd && strcmp (cmd, "close") == 0)
+        res = token_close (eg, json_str (root, "token"));
+      else
+        res = "unknown command";
+    }
+  if (root)
+    yajl_tree_free (root);
+  return res;
+}
+
+static void
+ctl_read_cb (struct bufferevent *bev, void *arg)
+{
+  struct pr_ctl *k = arg;
+  struct evbuffer *in = bufferevent_get_input (bev);
+  struct evbuffer *out = bufferevent_get_output (bev);
+  char *line;
+  size_t n;
+
+  while ((line = evbuffer_readln (in, &n, EVBUFFER_EOL_LF)) != NULL)
+    {
+      const char *e = n > PR_EGRESS_CONTROL_LINE ? "command too long" : ctl_command (k->eg, line);
+      free (line);
+      if (e)
+        evbuffer_add_printf (out, "{\"ok\":false,\"error\":\"%s\"}\n", e); /* e: static, no quotes */
+      else
+        evbuffer_add_printf (out, "{\"ok\":true}\n");
+    }
+  if (evbuffer_get_length (in) > PR_EGRESS_CONTROL_LINE)
+    {
+      ctl_free (k);
+      return;
+    }
+}
+
+static void
+ctl_event_cb (struct bufferevent *bev, short what, void *arg)
+{
+  ctl_free (arg);
+}
+
+static void
+ctl_accept_cb (struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len, void *arg)
+{
+  struct pr_egress *eg = arg;
+
+  if (eg->n_ctls >= PR_EGRESS_MAX_CONTROL)
+    {
+      evutil_closesocket (fd);
+      return;
+    }
+  struct pr_ctl *k = xmalloc0 (sizeof *k);
+  k->eg = eg;
+  k->bev = bufferevent_socket_new (eg->base, fd, BEV_OPT_CLOSE_ON_FREE);
+  if (k->bev == NULL)
+    {
+      evutil_closesocket (fd);
+      free (k);
+      return;
+    }
+  k->next = eg->ctls;
+  if (eg->ctls)
+    eg->ctls->prev = k;
+  eg->ctls = k;
+  eg->n_ctls++;
+  bufferevent_setwatermark (k->bev, EV_READ, 0, PR_EGRESS_CONTROL_LINE + 2);
+  bufferevent_setcb (k->bev, ctl_read_cb, NULL, ctl_event_cb, k);
+  bufferevent_enable (k->bev, EV_READ | EV_WRITE);
+}
+
+/* ---- listeners and limits ---- */
+
+static void
+set_listeners (struct pr_egress *eg, bool on)
+{
+  struct evconnlistener *ls[] = { eg->agent_l, eg->verifier_l };
+  for (size_t i = 0; i < PR_ARRAY_SIZE (ls); i++)
+    if (ls[i])
+      on ? evconnlistener_enable (ls[i]) : evconnlistener_disable (ls[i]);
+  for (size_t i = 0; i < eg->n_peer_l; i++)
+    on ? evconnlistener_enable (eg->peer_l[i]) : evconnlistener_disable (eg->peer_l[i]);
+  eg->paused = !on;
+}
+
+void
+pr_egress_conn_closed (struct pr_egress *eg)
+{
+  if (eg->paused && eg->n_conns < eg->max_conns && !evtimer_pending (eg->resume_ev, NULL))
+    set_listeners (eg, true);
+}
+
+static void
+admit (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kind, const struct pr_peer *peer)
+{
+  pr_proxy_accept (eg, fd, kind, peer);
+  if (eg->n_conns >= eg->max_conns)
+    set_listeners (eg, false);
+}
+
+static void
+agent_accept_cb (struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len, void *arg)
+{
+  admit (arg, fd, PR_CONN_AGENT, NULL);
+}
+
+static void
+verifier_accept_cb (struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len, void *arg)
+{
+  admit (arg, fd, PR_CONN_VERIFIER, NULL);
+}
+
+struct peer_l_ctx
+{
+  struct pr_egress *eg;
+  const struct pr_peer *peer;
+};
+
+static void
+peer_accept_cb (struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len, void *arg)
+{
+  struct peer_l_ctx *p = arg;
+  admit (p->eg, fd, PR_CONN_PEER, p->peer);
+}
+
+static void
+resume_cb (evutil_socket_t fd, short what, void *arg)
+{
+  struct pr_egress *eg = arg;
+  if (eg->n_conns < eg->max_conns)
+    set_listeners (eg, true);
+}
+
+/* accept(2) failed (EMFILE, ENFILE, ENOBUFS): back off for a moment rather
+ * than spinning on a listener that stays readable. */
+static void
+accept_error_cb (struct evconnlistener *l, void *arg)
+{
+  struct pr_egress *eg = arg;
+  struct timeval tv = { 0, 200 * 1000 };
+
+  pr_warn ("egress: accept: %s", strerror (errno));
+  set_listeners (eg, false);
+  evtimer_add (eg->resume_ev, &tv);
+}
+
+static struct evconnlistener *
+listen_on (struct pr_egress *eg, int fd, evconnlistener_cb cb, void *arg)
+{
+  /* backlog 0: the socket is already listening.  libevent leaves a handed
+   * in socket's blocking mode alone; a blocking accept would stall the
+   * whole loop when a queued connection goes away before we get to it. */
+  if (evutil_make_socket_nonblocking (fd) < 0)
+    return NULL;
+  struct evconnlistener *l
+      = evconnlistener_new (eg->base, cb, arg, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+  if (l)
+    evconnlistener_set_error_cb (l, accept_error_cb);
+  return l;
+}
+
+/* ---- lifetime ---- */
+
+static void
+stop_cb (evutil_socket_t fd, short what, void *arg)
+{
+  struct pr_egress *eg = arg;
+  event_base_loopexit (eg->base, NULL);
+}
+
+static void
+ignore_cb (evutil_socket_t fd, short what, void *arg)
+{
+}
+
+/* The helper is a process of its own: lift its soft fd limit to the hard
+ * one, and size the connection limit to what the fds allow (two per
+ * connection, plus slack for listeners, DNS, log and pidfds). */
+static size_t
+conn_limit (void)
+{
+  struct rlimit rl;
+  if (getrlimit (RLIMIT_NOFILE, &rl) < 0)
+    return 64;
+  if (rl.rlim_cur < rl.rlim_max)
+    {
+      rl.rlim_cur = rl.rlim_max;
+      setrlimit (RLIMIT_NOFILE, &rl);
+      getrlimit (RLIMIT_NOFILE, &rl);
+    }
+  rlim_t fit = rl.rlim_cur > 256 ? (rl.rlim_cur - 128) / 2 : 32;
+  return fit < PR_EGRESS_MAX_CONNS ? fit : PR_EGRESS_MAX_CONNS;
+}
+
+static int
+setup_dns (struct pr_egress *eg, pr_error **err)
+{
+  const struct pr_egress_config *cfg = eg->cfg;
+  const char *resolv = cfg->resolv_conf ? cfg->resolv_conf : "/etc/resolv.conf";
+  const char *hosts = cfg->hosts_file ? cfg->hosts_file : "/etc/hosts";
+
+  eg->dns = evdns_base_new (eg->base, 0);
+  if (eg->dns == NULL)
+    return pr_error_set (err, 0, "egress: cannot create the dns resolver");
+  int r = evdns_base_resolv_conf_parse (eg->dns, DNS_OPTIONS_ALL, resolv);
+  if (r != 0 && cfg->resolv_conf != NULL)
+    return pr_error_set (err, 0, "egress: cannot load resolver config `%s` (evdns error %d)", resolv, r);
+  /* 0x20 case randomisation breaks on some resolvers; nothing here
+   * depends on it (answers are checked by address, not trusted by name). */
+  evdns_base_set_option (eg->dns, "randomize-case:", "0");
+  if (evdns_base_load_hosts (eg->dns, hosts) != 0 && cfg->hosts_file != NULL)
+    return pr_error_set (err, 0, "egress: cannot load hosts file `%s`", hosts);
+  return 0;
+}
+
+static void
+egress_teardown (struct pr_egress *eg)
+{
+  pr_proxy_free_all (eg);
+  while (eg->tokens)
+    token_remove (eg, eg->tokens);
+  while (eg->ctls)
+    ctl_free (eg->ctls);
+  if (eg->agent_l)
+    evconnlistener_free (eg->agent_l);
+  if (eg->verifier_l)
+    evconnlistener_free (eg->verifier_l);
+  if (eg->control_l)
+    evconnlistener_free (eg->control_l);
+  for (size_t i = 0; i < eg->n_peer_l; i++)
+    evconnlistener_free (eg->peer_l[i]);
+  free (eg->peer_l);
+  free (eg->peer_ctx);
+  struct event *evs[] = { eg->sigterm_ev, eg->sigpipe_ev, eg->container_ev, eg->resume_ev };
+  for (size_t i = 0; i < PR_ARRAY_SIZE (evs); i++)
+    if (evs[i])
+      event_free (evs[i]);
+  if (eg->dns)
+    evdns_base_free (eg->dns, 1);
+  if (eg->base)
+    event_base_free (eg->base);
+  if (eg->log_fd >= 0)
+    close (eg->log_fd);
+}
+
+static int
+egress_setup (struct pr_egress *eg, pr_error **err)
+{
+  const struct pr_egress_config *cfg = eg->cfg;
+
+  eg->max_conns = conn_limit ();
+  eg->base = event_base_new ();
+  if (eg->base == NULL)
+    return pr_error_set (err, 0, "egress: cannot create the event base");
+  if (setup_dns (eg, err) < 0)
+    return -1;
+  if (cfg->log_path)
+    {
+      eg->log_fd = open (cfg->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+      if (eg->log_fd < 0)
+        return pr_error_set (err, errno, "egress: open decision log `%s`", cfg->log_path);
+    }
+
+  eg->sigterm_ev = evsignal_new (eg->base, SIGTERM, stop_cb, eg);
+  /* A handled SIGPIPE turns writes to a closed peer into EPIPE. */
+  eg->sigpipe_ev = evsignal_new (eg->base, SIGPIPE, ignore_cb, eg);
+  eg->resume_ev = evtimer_new (eg->base, resume_cb, eg);
+  if (!eg->sigterm_ev || !eg->sigpipe_ev || !eg->resume_ev || evsignal_add (eg->sigterm_ev, NULL) < 0
+      || evsignal_add (eg->sigpipe_ev, NULL) < 0)
+    return pr_error_set (err, 0, "egress: cannot set up signal events");
+  if (cfg->container_pidfd >= 0)
+    {
+      eg->container_ev = event_new (eg->base, cfg->container_pidfd, EV_READ, stop_cb, eg);
+      if (eg->container_ev == NULL || event_add (eg->container_ev, NULL) < 0)
+        return pr_error_set (err, 0, "egress: cannot watch the container process");
+    }
+
+  if (cfg->agent_fd >= 0 && (eg->agent_l = listen_on (eg, cfg->agent_fd, agent_accept_cb, eg)) == NULL)
+    return pr_error_set (err, errno, "egress: agent listener");
+  if (cfg->verifier_fd >= 0
+      && (eg->verifier_l = listen_on (eg, cfg->verifier_fd, verifier_accept_cb, eg)) == NULL)
+    return pr_error_set (err, errno, "egress: verifier listener");
+  if (cfg->control_fd >= 0 && (eg->control_l = listen_on (eg, cfg->control_fd, ctl_accept_cb, eg)) == NULL)
+    return pr_error_set (err, errno, "egress: control listener");
+  eg->peer_l = xmalloc0 (sizeof *eg->peer_l * (cfg->n_peers ? cfg->n_peers : 1));
+  eg->peer_ctx = xmalloc0 (sizeof *eg->peer_ctx * (cfg->n_peers ? cfg->n_peers : 1));
+  for (size_t i = 0; i < cfg->n_peers; i++)
+    {
+      struct peer_l_ctx *p = &eg->peer_ctx[i];
+      p->eg = eg;
+      p->peer = cfg->peers[i].peer;
+      eg->peer_l[i] = listen_on (eg, cfg->peers[i].fd, peer_accept_cb, p);
+      if (eg->peer_l[i] == NULL)
+        {
+          return pr_error_set (err, errno, "egress: listener for peer `%s`", cfg->peers[i].peer->name);
+        }
+      eg->n_peer_l++;
+    }
+  return 0;
+}
+
+int
+pr_egress_run (const struct pr_egress_config *cfg, pr_error **err)
+{
+  struct pr_egress eg = { .cfg = cfg, .log_fd = -1 };
+
+  if (egress_setup (&eg, err) < 0)
+    {
+      egress_teardown (&eg);
+      return -1;
+    }
+  event_base_dispatch (eg.base);
+  egress_teardown (&eg);
+  return 0;
+}
+
+/* ---- control client ---- */
+
+int
+pr_egress_open_token (const char *control_path, enum pr_phase phase, const char *token, pid_t pid,
+                      pr_error **err)
+{
+  struct sockaddr_un sun = { .sun_family = AF_UNIX };
+  _cleanup_close_ int fd = -1;
+  _cleanup_free_ char *cmd = NULL;
+  char reply[512];
+  size_t got = 0;
+
+  if (phase != PR_PHASE_VERIFIER && phase != PR_PHASE_SETUP)
+    return pr_error_set (err, EINVAL, "egress token: phase must be verifier or setup");
+  if (!valid_token (token))
+    return pr_error_set (err, EINVAL, "egress token: token must be 16 to 128 hex digits");
+  if (strlen (control_path) >= sizeof sun.sun_path)
+    return pr_error_set (err, ENAMETOOLONG, "egress control socket `%s`", control_path);
+  strcpy (sun.sun_path, control_path);
+  fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return pr_error_set (err, errno, "egress control socket");
+  if (connect (fd, (struct sockaddr *) &sun, sizeof sun) < 0)
+    return pr_error_set (err, errno, "connect to egress control socket `%s`", control_path);
+  cmd = xasprintf ("{\"cmd\":\"open\",\"phase\":\"%s\",\"token\":\"%s\",\"pid\":%d}\n", pr_phase_name (phase), token,
+                   (int) pid);
+  if (pr_write_all (fd, cmd, strlen (cmd)) < 0)
+    return pr_error_set (err, errno, "write to egress control socket `%s`", control_path);
+
+  /* The helper answers at once; a bounded wait keeps a wedged helper from
+   * hanging exec forever. */
+  while (got < sizeof reply - 1 && memchr (reply, '\n', got) == NULL)
+    {
+      struct pollfd p = { .fd = fd, .events = POLLIN };
+      int r = poll (&p, 1, 10000);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r == 0)
+        return pr_error_set (err, ETIMEDOUT, "egress control socket `%s`: no reply", control_path);
+      ssize_t n = read (fd, reply + got, sizeof reply - 1 - got);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return pr_error_set (err, errno, "read from egress control socket `%s`", control_path);
+      if (n == 0)
+        break;
+      got += n;
+    }
+  reply[got] = '\0';
+  char *nl = strchr (reply, '\n');
+  if (nl == NULL)
+    return pr_error_set (err, 0, "egress control socket `%s`: no reply", control_path);
+  *nl = '\0';
+
+  char errbuf[128];
+  yajl_val root = yajl_tree_parse (reply, errbuf, sizeof errbuf);
+  const char *okp[] = { "ok", NULL };
+  yajl_val ok = root ? yajl_tree_get (root, okp, yajl_t_any) : NULL;
+  if (ok && YAJL_IS_TRUE (ok))
+    {
+      yajl_tree_free (root);
+      return 0;
+    }
+  const char *e = root ? json_str (root, "error") : NULL;
+  pr_error_set (err, 0, "egress helper refused the %s token: %s", pr_phase_name (phase), e ? e : "malformed reply");
+  if (root)
+    yajl_tree_free (root);
+  return -1;
+}

@@ -1,0 +1,749 @@
+/* proxy.c - one egress connection from accept to close: read and parse the
+ * request head, authenticate (verifier listener), apply the phase policy,
+ * resolve (evdns), check every resolved address, connect, then relay bytes
+ * both ways with bounded buffers; answer errors with a one-line reason and
+ * record one decision log line per connection.
+ *
+ * States: HEAD (reading the head, with a timeout) -> RESOLVE -> CONNECT ->
+ * RELAY, or -> ERROR (flushing an error reply) from any of them.  Forward
+ * requests are sent upstream with "Connection: close" and the client
+ * connection ends with the response (RFC 9112 section 9.6), so a connection
+ * carries exactly one checked request; the request body is framed
+ * (pr_body_feed) and anything after it is discarded, never forwarded. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+
+#include "../../core/util.h"
+#include "egress-internal.h"
+#include "hostcheck.h"
+
+enum conn_state
+{
+  ST_HEAD,
+  ST_RESOLVE,
+  ST_CONNECT,
+  ST_RELAY,
+  ST_ERROR,
+};
+
+enum
+{
+  CLI = 0,
+  UP = 1,
+};
+
+struct side
+{
+  struct bufferevent *bev;
+  bool eof;    /* read side reached EOF */
+  bool shut;   /* we shut down its write side */
+  bool paused; /* reading stopped because the other side's output is full */
+};
+
+struct pr_conn
+{
+  struct pr_conn *prev, *next;
+  struct pr_egress *eg;
+  enum pr_conn_kind kind;
+  const struct pr_peer *peer;
+  enum conn_state state;
+  enum pr_phase phase;
+  uint64_t token_id; /* 0: none */
+  struct side s[2];
+  struct evdns_getaddrinfo_request *dnsreq;
+  struct sockaddr_storage addrs[PR_EGRESS_MAX_ADDRS];
+  socklen_t addr_lens[PR_EGRESS_MAX_ADDRS];
+  size_t n_addrs, next_addr;
+  int last_connect_errno;
+  bool timed_out;
+  char method[32];
+  char host[PR_REQHEAD_MAX_HOST + 1];
+  uint16_t port;
+  bool forward;   /* absolute-form request (vs CONNECT tunnel / peer splice) */
+  char *fwd_head; /* rewritten head for a forward request */
+  size_t fwd_len;
+  struct pr_body_tracker body;
+  uint64_t bytes_up, bytes_down;
+  bool decided, allow;
+  char reason[256];
+};
+
+static void conn_free (struct pr_conn *c);
+static void relay_read_cb (struct bufferevent *bev, void *arg);
+static void error_event_cb (struct bufferevent *bev, short what, void *arg);
+static bool relay_move (struct pr_conn *c, struct bufferevent *bev);
+static void relay_write_cb (struct bufferevent *bev, void *arg);
+static void relay_event_cb (struct bufferevent *bev, short what, void *arg);
+static void connect_next (struct pr_conn *c);
+
+static const char *
+phase_name (struct pr_conn *c)
+{
+  return pr_phase_name (c->phase);
+}
+
+static void
+decide (struct pr_conn *c, bool allow, const char *fmt, ...)
+{
+  va_list ap;
+
+  c->decided = true;
+  c->allow = allow;
+  va_start (ap, fmt);
+  vsnprintf (c->reason, sizeof c->reason, fmt, ap);
+  va_end (ap);
+}
+
+static const char *
+status_text (int status)
+{
+  switch (status)
+    {
+    case 400: return "Bad Request";
+    case 403: return "Forbidden";
+    case 407: return "Proxy Authentication Required";
+    case 431: return "Request Header Fields Too Large";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    case 505: return "HTTP Version Not Supported";
+    }
+  return "Error";
+}
+
+static void
+linger_read_cb (struct bufferevent *bev, void *arg)
+{
+  struct evbuffer *in = bufferevent_get_input (bev);
+  evbuffer_drain (in, evbuffer_get_length (in));
+}
+
+/* The reply is flushed: half-close and discard what the client still
+ * sends for a moment, since closing with unread input makes the kernel send
+ * a reset that can destroy the reply before the client reads it. */
+static void
+error_write_cb (struct bufferevent *bev, void *arg)
+{
+  struct timeval tv = { 2, 0 };
+
+  shutdown (bufferevent_getfd (bev), SHUT_WR);
+  bufferevent_setwatermark (bev, EV_READ, 0, 0);
+  bufferevent_set_timeouts (bev, &tv, NULL);
+  bufferevent_setcb (bev, linger_read_cb, NULL, error_event_cb, arg);
+  bufferevent_disable (bev, EV_WRITE);
+  bufferevent_enable (bev, EV_READ);
+}
+
+static void
+error_event_cb (struct bufferevent *bev, short what, void *arg)
+{
+  conn_free (arg);
+}
+
+/* Answers the client with status and the one-line reason c->reason (set by
+ * decide()), then closes once the reply is flushed. */
+static void
+reply_error (struct pr_conn *c, int status)
+{
+  struct bufferevent *cli = c->s[CLI].bev;
+  struct timeval tv = { PR_EGRESS_ERROR_TIMEOUT_S, 0 };
+
+  if (c->s[UP].bev)
+    {
+      bufferevent_free (c->s[UP].bev);
+      c->s[UP].bev = NULL;
+    }
+  c->state = ST_ERROR;
+  if (c->kind == PR_CONN_PEER)
+    {
+      conn_free (c);
+      return;
+    }
+  bufferevent_disable (cli, EV_READ);
+  evbuffer_add_printf (bufferevent_get_output (cli),
+                       "HTTP/1.1 %d %s\r\n"
+                       "Content-Type: text/plain\r\n"
+                       "Content-Length: %zu\r\n"
+                       "Connection: close\r\n"
+                       "%s"
+                       "\r\n"
+                       "proctor: %s\n",
+                       status, status_text (status), strlen (c->reason) + strlen ("proctor: \n"),
+                       status == 407 ? "Proxy-Authenticate: Basic realm=\"proctor\"\r\n" : "", c->reason);
+  bufferevent_setwatermark (cli, EV_WRITE, 0, 0);
+  bufferevent_set_timeouts (cli, NULL, &tv);
+  bufferevent_setcb (cli, NULL, error_write_cb, error_event_cb, c);
+  bufferevent_enable (cli, EV_WRITE);
+}
+
+static void
+deny (struct pr_conn *c, int status, const char *fmt, ...)
+{
+  va_list ap;
+
+  c->decided = true;
+  c->allow = false;
+  va_start (ap, fmt);
+  vsnprintf (c->reason, sizeof c->reason, fmt, ap);
+  va_end (ap);
+  reply_error (c, status);
+}
+
+static void
+conn_free (struct pr_conn *c)
+{
+  struct pr_egress *eg = c->eg;
+
+  if (c->decided)
+    {
+      struct pr_decision d = {
+        .phase = c->kind == PR_CONN_PEER ? "peer" : phase_name (c),
+        .method = c->method,
+        .host = c->host,
+        .port = c->port,
+        .allow = c->allow,
+        .reason = c->reason,
+        .bytes_up = c->bytes_up,
+        .bytes_down = c->bytes_down,
+      };
+      pr_declog_write (eg->log_fd, &d);
+    }
+  if (c->dnsreq)
+    {
+      struct evdns_getaddrinfo_request *r = c->dnsreq;
+      c->dnsreq = NULL;
+      /* Runs the callback with EVUTIL_EAI_CANCEL, which ignores c. */
+      evdns_getaddrinfo_cancel (r);
+    }
+  for (int i = 0; i < 2; i++)
+    if (c->s[i].bev)
+      bufferevent_free (c->s[i].bev);
+  free (c->fwd_head);
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    eg->conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  free (c);
+  eg->n_conns--;
+  pr_egress_conn_closed (eg);
+}
+
+void
+pr_proxy_free_all (struct pr_egress *eg)
+{
+  while (eg->conns)
+    conn_free (eg->conns);
+}
+
+void
+pr_proxy_drop_token (struct pr_egress *eg, uint64_t token_id)
+{
+  struct pr_conn *c = eg->conns, *next;
+
+  for (; c; c = next)
+    {
+      next = c->next;
+      if (c->token_id == token_id)
+        {
+          if (c->decided && c->allow)
+            {
+              size_t n = strlen (c->reason);
+              snprintf (c->reason + n, sizeof c->reason - n, "%s", n ? "; token expired" : "token expired");
+            }
+          conn_free (c);
+        }
+    }
+}
+
+void
+pr_conn_set_target (struct pr_conn *c, const char *method, const char *host, uint16_t port)
+{
+  snprintf (c->method, sizeof c->method, "%s", method);
+  snprintf (c->host, sizeof c->host, "%s", host);
+  c->port = port;
+}
+
+/* ---- relay ---- */
+
+static int
+side_of (struct pr_conn *c, struct bufferevent *bev)
+{
+  return bev == c->s[CLI].bev ? CLI : UP;
+}
+
+/* Moves what the body tracker accepts from the client's input upstream;
+ * drops anything after the end of the request body. */
+static bool
+move_body (struct pr_conn *c, struct evbuffer *in, struct evbuffer *out)
+{
+  while (evbuffer_get_length (in) > 0)
+    {
+      if (c->body.done)
+        {
+          evbuffer_drain (in, evbuffer_get_length (in));
+          return true;
+        }
+      struct evbuffer_iovec v;
+      if (evbuffer_peek (in, -1, NULL, &v, 1) < 1)
+        return true;
+      ssize_t n = pr_body_feed (&c->body, v.iov_base, v.iov_len);
+      if (n < 0)
+        {
+          decide (c, true, "malformed chunked request body");
+          conn_free (c);
+          return false;
+        }
+      evbuffer_remove_buffer (in, out, n);
+      c->bytes_up += n;
+    }
+  return true;
+}
+
+static bool
+maybe_finish (struct pr_conn *c)
+{
+  struct side *cl = &c->s[CLI], *up = &c->s[UP];
+
+  /* A forward request is over when the origin closed and the client got
+   * everything; tunnels when both directions closed and drained. */
+  if (c->forward && up->eof && evbuffer_get_length (bufferevent_get_output (cl->bev)) == 0)
+    {
+      conn_free (c);
+      return true;
+    }
+  if (cl->eof && up->eof && evbuffer_get_length (bufferevent_get_output (cl->bev)) == 0
+      && evbuffer_get_length (bufferevent_get_output (up->bev)) == 0)
+    {
+      conn_free (c);
+      return true;
+    }
+  return false;
+}
+
+/* After side `from` hit EOF and its data was flushed to the other side, shut
+ * the other side's write half so the peer sees EOF too (half-close). */
+static void
+propagate_eof (struct pr_conn *c, int from)
+{
+  struct side *to = &c->s[1 - from];
+
+  if (!c->s[from].eof || to->shut)
+    return;
+  if (evbuffer_get_length (bufferevent_get_output (to->bev)) > 0)
+    return;
+  shutdown (bufferevent_getfd (to->bev), SHUT_WR);
+  to->shut = true;
+}
+
+/* Moves bev's input to the other side; false when c was freed. */
+static bool
+relay_move (struct pr_conn *c, struct bufferevent *bev)
+{
+  int i = side_of (c, bev);
+  struct side *to = &c->s[1 - i];
+  struct evbuffer *in = bufferevent_get_input (bev);
+  struct evbuffer *out = bufferevent_get_output (to->bev);
+
+  if (i == CLI && c->forward)
+    {
+      if (!move_body (c, in, out))
+        return false;
+    }
+  else
+    {
+      size_t n = evbuffer_get_length (in);
+      evbuffer_add_buffer (out, in);
+      if (i == CLI)
+        c->bytes_up += n;
+      else
+        c->bytes_down += n;
+    }
+  if (evbuffer_get_length (out) >= PR_EGRESS_RELAY_HIGH)
+    {
+      bufferevent_disable (bev, EV_READ);
+      c->s[i].paused = true;
+    }
+  return true;
+}
+
+static void
+relay_read_cb (struct bufferevent *bev, void *arg)
+{
+  relay_move (arg, bev);
+}
+
+static void
+relay_write_cb (struct bufferevent *bev, void *arg)
+{
+  struct pr_conn *c = arg;
+  int i = side_of (c, bev);
+  struct side *from = &c->s[1 - i];
+
+  /* The write low watermark is 0: this runs when bev's output drained. */
+  if (from->paused)
+    {
+      from->paused = false;
+      bufferevent_enable (from->bev, EV_READ);
+    }
+  propagate_eof (c, 1 - i);
+  maybe_finish (c);
+}
+
+static void
+relay_event_cb (struct bufferevent *bev, short what, void *arg)
+{
+  struct pr_conn *c = arg;
+  int i = side_of (c, bev);
+
+  if (what & (BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
+    {
+      conn_free (c);
+      return;
+    }
+  if (what & BEV_EVENT_EOF)
+    {
+      /* Data that arrived with the EOF is still in the input when the
+       * other side was paused; it stays there until that side drains. */
+      c->s[i].eof = true;
+      if (evbuffer_get_length (bufferevent_get_input (bev)) > 0 && !relay_move (c, bev))
+        return;
+      propagate_eof (c, i);
+      maybe_finish (c);
+    }
+}
+
+static void
+start_relay (struct pr_conn *c)
+{
+  c->state = ST_RELAY;
+  for (int i = 0; i < 2; i++)
+    {
+      struct bufferevent *b = c->s[i].bev;
+      bufferevent_set_timeouts (b, NULL, NULL);
+      bufferevent_setwatermark (b, EV_READ, 0, 0);
+      bufferevent_setwatermark (b, EV_WRITE, 0, 0);
+      bufferevent_setcb (b, relay_read_cb, relay_write_cb, relay_event_cb, c);
+      bufferevent_enable (b, EV_READ | EV_WRITE);
+    }
+  /* Bytes the client sent after the head (early tunnel data, the start of
+   * a request body) are already buffered. */
+  if (evbuffer_get_length (bufferevent_get_input (c->s[CLI].bev)) > 0)
+    relay_move (c, c->s[CLI].bev);
+}
+
+/* ---- connect ---- */
+
+static void
+up_connect_event (struct bufferevent *bev, short what, void *arg)
+{
+  struct pr_conn *c = arg;
+
+  if (what & BEV_EVENT_CONNECTED)
+    {
+      struct evbuffer *cli_out = bufferevent_get_output (c->s[CLI].bev);
+      if (c->kind != PR_CONN_PEER && !c->forward)
+        evbuffer_add_printf (cli_out, "HTTP/1.1 200 Connection established\r\n\r\n");
+      if (c->forward)
+        {
+          bufferevent_write (bev, c->fwd_head, c->fwd_len);
+          c->bytes_up += c->fwd_len;
+        }
+      start_relay (c);
+      return;
+    }
+  c->last_connect_errno = EVUTIL_SOCKET_ERROR ();
+  if (what & BEV_EVENT_TIMEOUT)
+    c->timed_out = true;
+  bufferevent_free (bev);
+  c->s[UP].bev = NULL;
+  connect_next (c);
+}
+
+static void
+connect_next (struct pr_conn *c)
+{
+  struct timeval tv = { PR_EGRESS_CONNECT_TIMEOUT_S, 0 };
+
+  c->state = ST_CONNECT;
+  while (c->next_addr < c->n_addrs)
+    {
+      size_t k = c->next_addr++;
+      struct bufferevent *b
+          = bufferevent_socket_new (c->eg->base, -1, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+      if (b == NULL)
+        break;
+      bufferevent_setcb (b, NULL, NULL, up_connect_event, c);
+      bufferevent_set_timeouts (b, NULL, &tv);
+      if (bufferevent_socket_connect (b, (struct sockaddr *) &c->addrs[k], c->addr_lens[k]) < 0)
+        {
+          c->last_connect_errno = errno;
+          bufferevent_free (b);
+          continue;
+        }
+      c->s[UP].bev = b;
+      return;
+    }
+  if (c->timed_out)
+    {
+      decide (c, true, "connect to %s port %u timed out", c->host, c->port);
+      reply_error (c, 504);
+      return;
+    }
+  decide (c, true, "cannot connect to %s port %u: %s", c->host, c->port,
+          c->last_connect_errno ? strerror (c->last_connect_errno) : "no address");
+  reply_error (c, 502);
+}
+
+static void
+format_addr (const struct sockaddr *sa, char *buf, size_t len)
+{
+  const void *a = sa->sa_family == AF_INET ? (const void *) &((const struct sockaddr_in *) sa)->sin_addr
+                                           : (const void *) &((const struct sockaddr_in6 *) sa)->sin6_addr;
+  if (evutil_inet_ntop (sa->sa_family, a, buf, len) == NULL)
+    snprintf (buf, len, "?");
+}
+
+struct resolve_ctx
+{
+  struct pr_conn *c;
+  bool check;
+};
+
+static void
+resolved_cb (int result, struct evutil_addrinfo *res, void *arg)
+{
+  struct resolve_ctx *rc = arg;
+  struct pr_conn *c = rc->c;
+  bool check = rc->check;
+  char refused[INET6_ADDRSTRLEN] = "";
+  enum pr_addr_class refused_class = PR_ADDR_PUBLIC;
+
+  free (rc);
+  if (result == EVUTIL_EAI_CANCEL)
+    {
+      if (res)
+        evutil_freeaddrinfo (res);
+      return;
+    }
+  c->dnsreq = NULL;
+  if (result != 0)
+    {
+      decide (c, true, "cannot resolve %s: %s", c->host, evutil_gai_strerror (result));
+      reply_error (c, 502);
+      return;
+    }
+  c->n_addrs = c->next_addr = 0;
+  for (struct evutil_addrinfo *ai = res; ai && c->n_addrs < PR_EGRESS_MAX_ADDRS; ai = ai->ai_next)
+    {
+      if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) || ai->ai_addrlen > sizeof c->addrs[0])
+        continue;
+      if (check)
+        {
+          enum pr_addr_class cls = pr_hostcheck (ai->ai_addr);
+          if (cls != PR_ADDR_PUBLIC)
+            {
+              if (refused_class == PR_ADDR_PUBLIC)
+                {
+                  refused_class = cls;
+                  format_addr (ai->ai_addr, refused, sizeof refused);
+                }
+              continue;
+            }
+        }
+      memcpy (&c->addrs[c->n_addrs], ai->ai_addr, ai->ai_addrlen);
+      c->addr_lens[c->n_addrs++] = ai->ai_addrlen;
+    }
+  evutil_freeaddrinfo (res);
+  if (c->n_addrs == 0)
+    {
+      if (refused_class != PR_ADDR_PUBLIC)
+        deny (c, 403, "%s resolves to %s, a %s address; only public addresses are reachable", c->host, refused,
+              pr_addr_class_name (refused_class));
+      else
+        {
+          decide (c, true, "%s has no usable address", c->host);
+          reply_error (c, 502);
+        }
+      return;
+    }
+  connect_next (c);
+}
+
+void
+pr_conn_resolve (struct pr_conn *c, const char *host, uint16_t port, bool check_addrs)
+{
+  struct evutil_addrinfo hints = { 0 };
+  char portstr[8];
+  struct resolve_ctx *rc = xmalloc (sizeof *rc);
+
+  rc->c = c;
+  rc->check = check_addrs;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_protocol = IPPROTO_TCP;
+  hints.ai_flags = EVUTIL_AI_ADDRCONFIG;
+  snprintf (portstr, sizeof portstr, "%u", port);
+  c->state = ST_RESOLVE;
+  /* The callback may run before this returns (literals, hosts file, cached
+   * answers) and then already moved c on; dnsreq is set only when pending,
+   * and c is not touched after the call in that case. */
+  struct evdns_getaddrinfo_request *r = evdns_getaddrinfo (c->eg->dns, host, portstr, &hints, resolved_cb, rc);
+  if (r != NULL)
+    c->dnsreq = r;
+}
+
+/* ---- request head ---- */
+
+static bool
+policy_allows (struct pr_conn *c, const struct pr_reqhead *rh)
+{
+  const struct pr_policy *p = c->eg->cfg->policy;
+  enum pr_net_mode mode = pr_policy_net_mode (p, c->phase);
+
+  switch (mode)
+    {
+    case PR_NET_PUBLIC:
+      return true;
+    case PR_NET_ALLOWLIST:
+      if (pr_policy_host_allowed (pr_policy_allowed_hosts (p, c->phase), rh->host))
+        return true;
+      deny (c, 403, "host %s is not in the %s allowlist", rh->host, phase_name (c));
+      return false;
+    case PR_NET_NONE:
+    case PR_NET_UNSET:
+    default:
+      deny (c, 403, "network_mode of the %s phase is no-network", phase_name (c));
+      return false;
+    }
+}
+
+static bool
+authenticate (struct pr_conn *c, const struct pr_reqhead *rh)
+{
+  char tok[PR_EGRESS_TOKEN_MAX + 2];
+  int r = pr_reqhead_proxy_token (rh, tok, sizeof tok);
+
+  if (r == 0)
+    {
+      c->phase = PR_PHASE_VERIFIER;
+      deny (c, 407, "this listener needs the session token (http://TOKEN@127.0.0.1:3129)");
+      return false;
+    }
+  const struct pr_token *t = r > 0 ? pr_egress_find_token (c->eg, tok) : NULL;
+  if (t == NULL)
+    {
+      c->phase = PR_PHASE_VERIFIER;
+      deny (c, 403, "%s proxy token", r < 0 ? "malformed" : "unknown or expired");
+      return false;
+    }
+  c->phase = t->phase;
+  c->token_id = t->id;
+  return true;
+}
+
+static void
+head_read_cb (struct bufferevent *bev, void *arg)
+{
+  struct pr_conn *c = arg;
+  struct evbuffer *in = bufferevent_get_input (bev);
+  size_t len = evbuffer_get_length (in);
+  const char *buf = (const char *) evbuffer_pullup (in, len);
+  struct pr_reqhead rh;
+  const char *why = NULL;
+
+  ssize_t end = pr_reqhead_find_end (buf, len, PR_REQHEAD_MAX_BYTES);
+  if (end == 0)
+    return;
+  if (end < 0)
+    {
+      deny (c, 431, "request head larger than %d bytes", PR_REQHEAD_MAX_BYTES);
+      return;
+    }
+  int status = pr_reqhead_parse (buf, end, &rh, &why);
+  if (status != 0)
+    {
+      pr_conn_set_target (c, rh.method, rh.host, rh.port);
+      deny (c, status, "%s", why);
+      return;
+    }
+  pr_conn_set_target (c, rh.method, rh.host, rh.port);
+  if (c->kind == PR_CONN_VERIFIER && !authenticate (c, &rh))
+    return;
+  if (!policy_allows (c, &rh))
+    return;
+  decide (c, true, rh.is_connect ? "tunnel" : "forward");
+  c->forward = !rh.is_connect;
+  if (c->forward)
+    {
+      c->fwd_head = pr_reqhead_rewrite (&rh, &c->fwd_len);
+      pr_body_init (&c->body, &rh);
+    }
+  /* rh points into the input buffer: done with it only now. */
+  evbuffer_drain (in, end);
+  /* Leave what follows in the kernel until the upstream is connected. */
+  bufferevent_disable (bev, EV_READ);
+  bufferevent_set_timeouts (bev, NULL, NULL);
+  bufferevent_setcb (bev, NULL, NULL, error_event_cb, c);
+  pr_conn_resolve (c, c->host, c->port, true);
+}
+
+static void
+head_event_cb (struct bufferevent *bev, short what, void *arg)
+{
+  /* EOF, error or the head timeout before a complete head: nothing was
+   * decided, nothing is logged. */
+  conn_free (arg);
+}
+
+void
+pr_proxy_accept (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kind, const struct pr_peer *peer)
+{
+  struct timeval tv = { PR_EGRESS_HEAD_TIMEOUT_S, 0 };
+  struct pr_conn *c = xmalloc0 (sizeof *c);
+
+  c->eg = eg;
+  c->kind = kind;
+  c->peer = peer;
+  c->phase = PR_PHASE_AGENT;
+  c->s[CLI].bev = bufferevent_socket_new (eg->base, fd, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+  if (c->s[CLI].bev == NULL)
+    {
+      evutil_closesocket (fd);
+      free (c);
+      return;
+    }
+  c->next = eg->conns;
+  if (eg->conns)
+    eg->conns->prev = c;
+  eg->conns = c;
+  eg->n_conns++;
+
+  if (kind == PR_CONN_PEER)
+    {
+      bufferevent_setcb (c->s[CLI].bev, NULL, NULL, error_event_cb, c);
+      decide (c, true, "peer %s:%u", peer->name, peer->port);
+      pr_peer_start (c);
+      return;
+    }
+  /* Reading stops at the head limit (+1 so a head of exactly the limit
+   * still ends inside the buffer), so the parser sees at most that much. */
+  bufferevent_setwatermark (c->s[CLI].bev, EV_READ, 0, PR_REQHEAD_MAX_BYTES + 1);
+  bufferevent_set_timeouts (c->s[CLI].bev, &tv, NULL);
+  bufferevent_setcb (c->s[CLI].bev, head_read_cb, NULL, head_event_cb, c);
+  bufferevent_enable (c->s[CLI].bev, EV_READ);
+}
+
+const struct pr_peer *
+pr_conn_peer (struct pr_conn *c)
+{
+  return c->peer;
+}

@@ -1,0 +1,372 @@
+/* network.c - listeners, the egress helper's lifetime, proxy variables,
+ * tokens and peer names (see network.h). */
+#define _GNU_SOURCE
+#include "network.h"
+#include "egress/egress.h"
+#include "../core/log.h"
+#include "../core/state.h"
+#include "../core/util.h"
+#include "../linux/safepath.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+static const char *const proxy_vars[] = { "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+                                          "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY", NULL };
+
+/* ------------------------------------------------------------ addresses */
+
+char *
+pr_network_peer_addr (const struct pr_policy *p, size_t i)
+{
+  unsigned int n = 1;
+  for (size_t j = 0; j < i; j++)
+    if (p->peers[j].port == p->peers[i].port)
+      n++;
+  return xasprintf ("127.0.0.%u", n);
+}
+
+static int
+listen_tcp (const char *addr, uint16_t port, int *fd_out, pr_error **err)
+{
+  struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons (port) };
+  inet_pton (AF_INET, addr, &sa.sin_addr);
+  int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return pr_error_set (err, errno, "socket");
+  int one = 1;
+  setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen (fd, 512) < 0)
+    {
+      int e = errno;
+      close (fd);
+      return pr_error_set (err, e, "listen on %s:%u in the container", addr, port);
+    }
+  *fd_out = fd;
+  return 0;
+}
+
+static int
+listen_unix (int state_dirfd, const char *state_dir, int *fd_out, pr_error **err)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  unlinkat (state_dirfd, PR_EGRESS_SOCK, 0);
+  /* Bind through the directory fd so a long --root path still fits. */
+  snprintf (sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/%s", state_dirfd, PR_EGRESS_SOCK);
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return pr_error_set (err, errno, "socket");
+  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen (fd, 64) < 0)
+    {
+      int e = errno;
+      close (fd);
+      return pr_error_set (err, e, "listen on %s/%s", state_dir, PR_EGRESS_SOCK);
+    }
+  fchmodat (state_dirfd, PR_EGRESS_SOCK, 0600, 0);
+  *fd_out = fd;
+  return 0;
+}
+
+struct listeners
+{
+  int agent;
+  int phase;
+  struct pr_egress_peer_listener *peers;
+  size_t n_peers;
+};
+
+static void
+listeners_close (struct listeners *l)
+{
+  if (l->agent >= 0)
+    close (l->agent);
+  if (l->phase >= 0)
+    close (l->phase);
+  for (size_t i = 0; i < l->n_peers; i++)
+    if (l->peers[i].fd >= 0)
+      close (l->peers[i].fd);
+  free (l->peers);
+}
+
+static int
+make_listeners (const struct pr_policy *p, struct listeners *l, pr_error **err)
+{
+  if (pr_policy_net_mode (p, PR_PHASE_AGENT) != PR_NET_NONE
+      && listen_tcp ("127.0.0.1", PR_AGENT_PROXY_PORT, &l->agent, err) < 0)
+    return -1;
+  /* Bound for the container's whole life, whatever the phases' modes, so
+   * the agent can never squat the verifier's port. */
+  if (listen_tcp ("127.0.0.1", PR_PHASE_PROXY_PORT, &l->phase, err) < 0)
+    return -1;
+  l->peers = xmalloc0 ((p->n_peers + 1) * sizeof *l->peers);
+  for (size_t i = 0; i < p->n_peers; i++)
+    {
+      _cleanup_free_ char *addr = pr_network_peer_addr (p, i);
+      l->peers[i].peer = &p->peers[i];
+      l->peers[i].fd = -1;
+      l->n_peers = i + 1;
+      if (listen_tcp (addr, p->peers[i].port, &l->peers[i].fd, err) < 0)
+        return pr_error_wrap (err, "peer `%s`", p->peers[i].name);
+    }
+  return 0;
+}
+
+/* A socket keeps the namespace it was created in: enter the container's
+ * network namespace just long enough to create the listeners. */
+static int
+listeners_in_netns (const struct pr_policy *p, pid_t pid, struct listeners *l, pr_error **err)
+{
+  _cleanup_free_ char *path = xasprintf ("/proc/%d/ns/net", pid);
+  _cleanup_close_ int self = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  _cleanup_close_ int target = open (path, O_RDONLY | O_CLOEXEC);
+  if (self < 0 || target < 0)
+    return pr_error_set (err, errno, "open network namespace of %d", pid);
+  if (setns (target, CLONE_NEWNET) < 0)
+    return pr_error_set (err, errno, "enter the container's network namespace");
+  int r = make_listeners (p, l, err);
+  if (setns (self, CLONE_NEWNET) < 0)
+    {
+      pr_error_set (err, errno, "return to the runtime's network namespace");
+      return -1;
+    }
+  return r;
+}
+
+/* ------------------------------------------------------------- lifetime */
+
+static void __attribute__ ((noreturn))
+run_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int control, const char *state_dir)
+{
+  pr_error *err = NULL;
+  _cleanup_free_ char *log = xasprintf ("%s/%s", state_dir, PR_EGRESS_LOG);
+  int devnull = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  /* An engine waits for the runtime's stdio to close: the helper must not
+   * hold it. */
+  dup2 (devnull, 0);
+  dup2 (devnull, 1);
+  dup2 (devnull, 2);
+  setsid ();
+  signal (SIGPIPE, SIG_IGN);
+  struct pr_egress_config cfg = {
+    .policy = p,
+    .agent_fd = l->agent,
+    .verifier_fd = l->phase,
+    .peers = l->peers,
+    .n_peers = l->n_peers,
+    .control_fd = control,
+    .log_path = log,
+    .container_pidfd = (int) syscall (SYS_pidfd_open, pid, 0),
+  };
+  if (pr_egress_run (&cfg, &err) < 0)
+    _exit (1);
+  _exit (0);
+}
+
+static int
+write_helper_pid (int state_dirfd, pid_t helper, pr_error **err)
+{
+  _cleanup_free_ char *text = xasprintf ("%d %llu", helper, pr_proc_start_time (helper));
+  return pr_write_file_at (state_dirfd, PR_EGRESS_PID, text, strlen (text), 0600, err);
+}
+
+int
+pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir, pr_error **err)
+{
+  struct listeners l = { .agent = -1, .phase = -1 };
+  _cleanup_close_ int control = -1;
+  int ret = -1;
+  if (listeners_in_netns (p, pid, &l, err) < 0 || listen_unix (state_dirfd, state_dir, &control, err) < 0)
+    goto out;
+  int pfd[2];
+  if (pipe2 (pfd, O_CLOEXEC) < 0)
+    {
+      pr_error_set (err, errno, "pipe");
+      goto out;
+    }
+  pid_t mid = fork ();
+  if (mid < 0)
+    {
+      pr_error_set (err, errno, "fork the egress helper");
+      close (pfd[0]);
+      close (pfd[1]);
+      goto out;
+    }
+  if (mid == 0)
+    {
+      /* Double fork: the helper is reparented away from the runtime, which
+       * exits when create returns. */
+      close (pfd[0]);
+      pid_t h = fork ();
+      if (h == 0)
+        {
+          close (pfd[1]);
+          close (state_dirfd);
+          run_helper (p, pid, &l, control, state_dir);
+        }
+      pr_write_all (pfd[1], &h, sizeof h);
+      _exit (h < 0);
+    }
+  close (pfd[1]);
+  pid_t helper = -1;
+  ssize_t n = pr_read_all (pfd[0], &helper, sizeof helper);
+  close (pfd[0]);
+  waitpid (mid, NULL, 0);
+  if (n != sizeof helper || helper <= 0)
+    {
+      pr_error_set (err, ECHILD, "start the egress helper");
+      goto out;
+    }
+  ret = write_helper_pid (state_dirfd, helper, err);
+out:
+  listeners_close (&l);
+  return ret;
+}
+
+void
+pr_network_stop (int state_dirfd)
+{
+  _cleanup_free_ char *text = NULL;
+  int pid = 0;
+  unsigned long long start = 0;
+  if (pr_read_file_at (state_dirfd, PR_EGRESS_PID, &text, NULL, NULL) < 0)
+    return;
+  if (sscanf (text, "%d %llu", &pid, &start) != 2 || pid <= 0)
+    return;
+  int pfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  if (pfd < 0)
+    return;
+  if (pr_proc_start_time (pid) == start)
+    {
+      syscall (SYS_pidfd_send_signal, pfd, SIGTERM, NULL, 0);
+      for (int i = 0; i < 200 && pr_proc_start_time (pid) == start; i++)
+        usleep (10000);
+      if (pr_proc_start_time (pid) == start)
+        syscall (SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+    }
+  close (pfd);
+}
+
+/* ---------------------------------------------------------- environment */
+
+static bool
+is_proxy_var (const char *kv)
+{
+  for (size_t i = 0; proxy_vars[i]; i++)
+    {
+      size_t n = strlen (proxy_vars[i]);
+      if (strncmp (kv, proxy_vars[i], n) == 0 && kv[n] == '=')
+        return true;
+    }
+  return false;
+}
+
+static char *
+no_proxy_value (const struct pr_policy *p)
+{
+  char *v = xstrdup ("localhost,127.0.0.1,::1");
+  for (size_t i = 0; i < p->n_peers; i++)
+    {
+      _cleanup_free_ char *addr = pr_network_peer_addr (p, i);
+      char *n = xasprintf ("%s,%s,%s", v, p->peers[i].name, addr);
+      free (v);
+      v = n;
+    }
+  return v;
+}
+
+char **
+pr_network_proxy_env (const struct pr_policy *p, enum pr_phase phase, const char *token, char **env)
+{
+  size_t w = 0;
+  for (size_t i = 0; env && env[i]; i++)
+    {
+      if (is_proxy_var (env[i]))
+        free (env[i]);
+      else
+        env[w++] = env[i];
+    }
+  if (env)
+    env[w] = NULL;
+  else
+    env = xmalloc0 (sizeof (char *));
+  _cleanup_free_ char *no_proxy = no_proxy_value (p);
+  if (pr_policy_net_mode (p, phase) == PR_NET_NONE)
+    return env;
+  _cleanup_free_ char *url = phase == PR_PHASE_AGENT || token == NULL
+                                 ? xasprintf ("http://127.0.0.1:%d", PR_AGENT_PROXY_PORT)
+                                 : xasprintf ("http://%s@127.0.0.1:%d", token, PR_PHASE_PROXY_PORT);
+  static const char *const set[] = { "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY" };
+  for (size_t i = 0; i < PR_ARRAY_SIZE (set); i++)
+    {
+      _cleanup_free_ char *kv = xasprintf ("%s=%s", set[i], url);
+      env = pr_strv_append (env, kv);
+    }
+  _cleanup_free_ char *np = xasprintf ("no_proxy=%s", no_proxy);
+  _cleanup_free_ char *NP = xasprintf ("NO_PROXY=%s", no_proxy);
+  env = pr_strv_append (env, np);
+  return pr_strv_append (env, NP);
+}
+
+char *
+pr_network_new_token (void)
+{
+  unsigned char raw[16];
+  size_t got = 0;
+  while (got < sizeof raw)
+    {
+      ssize_t r = getrandom (raw + got, sizeof raw - got, 0);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        abort ();
+      got += r;
+    }
+  char *hex = xmalloc (2 * sizeof raw + 1);
+  for (size_t i = 0; i < sizeof raw; i++)
+    sprintf (hex + 2 * i, "%02x", raw[i]);
+  return hex;
+}
+
+int
+pr_network_register (const char *state_dir, enum pr_phase phase, const char *token, pid_t pid, pr_error **err)
+{
+  _cleanup_free_ char *path = xasprintf ("%s/%s", state_dir, PR_EGRESS_SOCK);
+  return pr_egress_open_token (path, phase, token, pid, err);
+}
+
+int
+pr_network_write_hosts (const struct pr_policy *p, int rootfd, pr_error **err)
+{
+  if (p->n_peers == 0)
+    return 0;
+  _cleanup_close_ int dir = -1;
+  if (pr_safe_mkdir_p (rootfd, "/etc", 0755, &dir, err) < 0)
+    return -1;
+  char path[64];
+  snprintf (path, sizeof path, "/proc/self/fd/%d", dir);
+  _cleanup_close_ int etc = open (path, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (etc < 0)
+    return pr_error_set (err, errno, "open /etc in the rootfs");
+  _cleanup_close_ int fd = openat (etc, "hosts", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return pr_error_set (err, errno, "open /etc/hosts in the rootfs");
+  for (size_t i = 0; i < p->n_peers; i++)
+    {
+      _cleanup_free_ char *addr = pr_network_peer_addr (p, i);
+      _cleanup_free_ char *line = xasprintf ("%s\t%s\n", addr, p->peers[i].name);
+      if (pr_write_all (fd, line, strlen (line)) < 0)
+        return pr_error_set (err, errno, "write /etc/hosts");
+    }
+  return 0;
+}

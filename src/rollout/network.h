@@ -1,0 +1,60 @@
+/* network.h - a rollout's way out (SPEC section 2 "Network"): listeners
+ * created inside the container's fresh network namespace and handed to the
+ * egress helper (egress/egress.h), which runs outside the container's pid
+ * and network namespaces and ends with the container; proxy variables and
+ * per-exec tokens for each phase; peer names in the container's hosts file.
+ *
+ * Addresses inside the container: agent proxy 127.0.0.1:3128, verifier and
+ * setup proxy 127.0.0.1:3129 (token-gated), peers 127.0.0.N:port (N = 1,
+ * or the next free loopback address when two peers share a port). */
+#ifndef PROCTOR_NETWORK_H
+#define PROCTOR_NETWORK_H
+
+#include <sys/types.h>
+
+#include "../core/error.h"
+#include "policy.h"
+
+#define PR_AGENT_PROXY_PORT 3128
+#define PR_PHASE_PROXY_PORT 3129
+#define PR_EGRESS_LOG "egress.log"
+#define PR_EGRESS_SOCK "egress.sock"
+#define PR_EGRESS_PID "egress.pid"
+
+/* Starts the egress helper for a created container whose init is pid:
+ * creates the listeners in the init's network namespace, the control
+ * socket in the state directory (state_dir is its absolute path), and
+ * forks the helper (its pid and start time go to egress.pid).  Errors:
+ * setns/socket/bind errnos naming the address; fork errno. */
+int pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir, pr_error **err);
+
+/* Stops the helper (SIGTERM, then SIGKILL after 2 s) if egress.pid names a
+ * live process.  Never fails. */
+void pr_network_stop (int state_dirfd);
+
+/* Rewrites env for a phase: removes any proxy variables, then, unless the
+ * phase's mode is none, sets http_proxy, https_proxy, HTTP_PROXY,
+ * HTTPS_PROXY (agent: http://127.0.0.1:3128; setup/verifier:
+ * http://TOKEN@127.0.0.1:3129) and no_proxy/NO_PROXY (localhost, loopback
+ * and peer names).  token may be NULL for the agent.  Returns the new
+ * vector (env is consumed). */
+char **pr_network_proxy_env (const struct pr_policy *p, enum pr_phase phase, const char *token, char **env);
+
+/* A fresh random token (32 hex digits, getrandom(2)), malloc'd. */
+char *pr_network_new_token (void);
+
+/* Registers token for phase with the container's helper, live until pid
+ * exits.  Errors: from pr_egress_open_token. */
+int pr_network_register (const char *state_dir, enum pr_phase phase, const char *token, pid_t pid, pr_error **err);
+
+/* The loopback address of peer i ("127.0.0.N"), malloc'd. */
+char *pr_network_peer_addr (const struct pr_policy *p, size_t i);
+
+/* Appends "ADDR NAME" lines for each peer to the hosts file reached by
+ * path inside rootfd (in the container's own mount namespace, before
+ * pivot_root, so the engine's bind-mounted hosts file gets them and no new
+ * mount shows up in mountinfo).  A missing file is created.  Errors:
+ * open/write errnos. */
+int pr_network_write_hosts (const struct pr_policy *p, int rootfd, pr_error **err);
+
+#endif
