@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -99,15 +100,27 @@ listeners_close (struct listeners *l)
   free (l->peers);
 }
 
+static bool
+phase_proxy_needed (const struct pr_policy *p)
+{
+  return pr_policy_net_mode (p, PR_PHASE_VERIFIER) != PR_NET_NONE || pr_policy_net_mode (p, PR_PHASE_SETUP) != PR_NET_NONE;
+}
+
+static bool
+helper_needed (const struct pr_policy *p)
+{
+  return p->n_peers > 0 || phase_proxy_needed (p) || pr_policy_net_mode (p, PR_PHASE_AGENT) != PR_NET_NONE;
+}
+
 static int
 make_listeners (const struct pr_policy *p, struct listeners *l, pr_error **err)
 {
   if (pr_policy_net_mode (p, PR_PHASE_AGENT) != PR_NET_NONE
       && listen_tcp ("127.0.0.1", PR_AGENT_PROXY_PORT, &l->agent, err) < 0)
     return -1;
-  /* Bound for the container's whole life, whatever the phases' modes, so
-   * the agent can never squat the verifier's port. */
-  if (listen_tcp ("127.0.0.1", PR_PHASE_PROXY_PORT, &l->phase, err) < 0)
+  /* Bound for the container's whole life when a verifier or setup exec
+   * may use it, so the agent can never squat the port. */
+  if (phase_proxy_needed (p) && listen_tcp ("127.0.0.1", PR_PHASE_PROXY_PORT, &l->phase, err) < 0)
     return -1;
   l->peers = xmalloc0 ((p->n_peers + 1) * sizeof *l->peers);
   for (size_t i = 0; i < p->n_peers; i++)
@@ -158,6 +171,7 @@ run_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int contr
   dup2 (devnull, 2);
   setsid ();
   signal (SIGPIPE, SIG_IGN);
+  prctl (PR_SET_NAME, "proctor-egress");
   struct pr_egress_config cfg = {
     .policy = p,
     .agent_fd = l->agent,
@@ -186,6 +200,9 @@ pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const c
   struct listeners l = { .agent = -1, .phase = -1 };
   _cleanup_close_ int control = -1;
   int ret = -1;
+  /* `none` everywhere and no peers: no way out at all, no process of ours. */
+  if (!helper_needed (p))
+    return 0;
   if (listeners_in_netns (p, pid, &l, err) < 0 || listen_unix (state_dirfd, state_dir, &control, err) < 0)
     goto out;
   int pfd[2];

@@ -24,7 +24,8 @@
 /* Starts the egress helper for a created container whose init is pid:
  * creates the listeners in the init's network namespace, the control
  * socket in the state directory (state_dir is its absolute path), and
- * forks the helper (its pid and start time go to egress.pid).  Errors:
+ * forks the helper (its pid and start time go to egress.pid).  Starts
+ * nothing when every phase's mode is none and there are no peers.  Errors:
  * setns/socket/bind errnos naming the address; fork errno. */
 int pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir, pr_error **err);
 
