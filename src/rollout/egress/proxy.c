@@ -57,6 +57,7 @@ struct pr_conn
   uint64_t token_id; /* 0: none */
   struct side s[2];
   struct evdns_getaddrinfo_request *dnsreq;
+  struct event *head_deadline; /* absolute limit for the whole head */
   struct sockaddr_storage addrs[PR_EGRESS_MAX_ADDRS];
   socklen_t addr_lens[PR_EGRESS_MAX_ADDRS];
   size_t n_addrs, next_addr;
@@ -225,6 +226,8 @@ conn_free (struct pr_conn *c)
   for (int i = 0; i < 2; i++)
     if (c->s[i].bev)
       bufferevent_free (c->s[i].bev);
+  if (c->head_deadline)
+    event_free (c->head_deadline);
   free (c->fwd_head);
   if (c->prev)
     c->prev->next = c->next;
@@ -663,6 +666,7 @@ head_read_cb (struct bufferevent *bev, void *arg)
   ssize_t end = pr_reqhead_find_end (buf, len, PR_REQHEAD_MAX_BYTES);
   if (end == 0)
     return;
+  event_del (c->head_deadline);
   if (end < 0)
     {
       deny (c, 431, "request head larger than %d bytes", PR_REQHEAD_MAX_BYTES);
@@ -694,6 +698,12 @@ head_read_cb (struct bufferevent *bev, void *arg)
   bufferevent_set_timeouts (bev, NULL, NULL);
   bufferevent_setcb (bev, NULL, NULL, error_event_cb, c);
   pr_conn_resolve (c, c->host, c->port, true);
+}
+
+static void
+head_deadline_cb (evutil_socket_t fd, short what, void *arg)
+{
+  conn_free (arg);
 }
 
 static void
@@ -735,9 +745,17 @@ pr_proxy_accept (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kin
       return;
     }
   /* Reading stops at the head limit (+1 so a head of exactly the limit
-   * still ends inside the buffer), so the parser sees at most that much. */
+   * still ends inside the buffer), so the parser sees at most that much.
+   * The bufferevent's read timeout only bounds idle gaps, so a client
+   * trickling one field a second would never hit it: the whole head must
+   * arrive before an absolute deadline. */
   bufferevent_setwatermark (c->s[CLI].bev, EV_READ, 0, PR_REQHEAD_MAX_BYTES + 1);
-  bufferevent_set_timeouts (c->s[CLI].bev, &tv, NULL);
+  c->head_deadline = evtimer_new (eg->base, head_deadline_cb, c);
+  if (c->head_deadline == NULL || evtimer_add (c->head_deadline, &tv) < 0)
+    {
+      conn_free (c);
+      return;
+    }
   bufferevent_setcb (c->s[CLI].bev, head_read_cb, NULL, head_event_cb, c);
   bufferevent_enable (c->s[CLI].bev, EV_READ);
 }
