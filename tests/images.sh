@@ -7,11 +7,14 @@
 #   /var/cache/proctor/rootfs/bullseye     debootstrap --variant=minbase
 #   /var/cache/proctor/rootfs/NAME.tar     a tarball of each
 #   podman: localhost/proctor/{busybox,bookworm,bullseye}
+#   docker and containerd (namespace "default"): the same names with :latest,
+#   when their daemons run (tests/engines/start-daemons.sh starts them)
 #
 # Each rootfs is built in a temporary directory and renamed into place, so an
 # interrupted run never leaves a half-built tree behind; a lock serialises
-# concurrent runs.  PROCTOR_IMAGES="busybox bookworm" narrows the set and
-# PROCTOR_NO_PODMAN=1 skips the podman import.
+# concurrent runs.  PROCTOR_IMAGES="busybox bookworm" narrows the set,
+# PROCTOR_NO_PODMAN=1 skips the podman import and PROCTOR_NO_DAEMONS=1 the
+# docker and containerd imports.
 set -euo pipefail
 
 CACHE=${PROCTOR_IMAGE_CACHE:-/var/cache/proctor/rootfs}
@@ -111,6 +114,12 @@ build_one() {
 	if command -v podman >/dev/null; then
 		podman rmi -f "localhost/proctor/$name" >/dev/null 2>&1 || true
 	fi
+	if docker_up; then
+		/usr/bin/docker rmi -f "localhost/proctor/$name:latest" >/dev/null 2>&1 || true
+	fi
+	if containerd_up; then
+		ctr -n default images rm "localhost/proctor/$name:latest" >/dev/null 2>&1 || true
+	fi
 	log "built $name"
 }
 
@@ -123,8 +132,35 @@ import_one() {
 	podman import -q --change CMD=/bin/sh "$CACHE/$name.tar" "$ref" >/dev/null
 }
 
+docker_up() { [ -x /usr/bin/docker ] && /usr/bin/docker version >/dev/null 2>&1; }
+containerd_up() { command -v ctr >/dev/null && ctr version >/dev/null 2>&1; }
+
+# docker: `docker import` of the same tarball (Debian's 20.10 client, not a
+# newer one that may come first on PATH).
+import_docker() {
+	local name=$1 ref="localhost/proctor/$1:latest"
+	/usr/bin/docker image inspect "$ref" >/dev/null 2>&1 && return 0
+	log "importing $ref into docker"
+	/usr/bin/docker import -c 'CMD ["/bin/sh"]' "$CACHE/$name.tar" "$ref" >/dev/null
+}
+
+# containerd: a docker-archive saved by podman (ctr reads its RepoTags).
+import_containerd() {
+	local name=$1 ref="localhost/proctor/$1:latest" tmp
+	ctr -n default images check "name==$ref" 2>/dev/null | grep -q complete && return 0
+	command -v podman >/dev/null || { log "podman not installed: cannot import $name into containerd"; return 0; }
+	log "importing $ref into containerd"
+	tmp=$(mktemp "$CACHE/.ctr-$name.XXXXXX")
+	rm -f "$tmp"
+	podman save -q --format docker-archive -o "$tmp" "localhost/proctor/$name" &&
+		ctr -n default images import "$tmp" >/dev/null
+	local rc=$?
+	rm -f "$tmp"
+	return $rc
+}
+
 # Remove leftovers of interrupted runs (we hold the lock, so none is live).
-rm -rf "$CACHE"/.build-* "$CACHE"/.*.tar.tmp
+rm -rf "$CACHE"/.build-* "$CACHE"/.*.tar.tmp "$CACHE"/.ctr-*
 
 for name in $IMAGES; do
 	build_one "$name"
@@ -132,4 +168,10 @@ done
 for name in $IMAGES; do
 	import_one "$name"
 done
+if [ "${PROCTOR_NO_DAEMONS:-0}" != 1 ]; then
+	for name in $IMAGES; do
+		if docker_up; then import_docker "$name"; fi
+		if containerd_up; then import_containerd "$name"; fi
+	done
+fi
 log "images ready in $CACHE"

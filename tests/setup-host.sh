@@ -1,8 +1,8 @@
 #!/bin/bash
 # Prepares a Debian 12 host (as root) to build proctor and run its tests:
 # installs the build and test packages, gives podman containers sane default
-# ulimits, and builds the test images.  Safe to run again: every step is
-# idempotent.
+# ulimits, starts dockerd and containerd, and builds the test images.  Safe
+# to run again: every step is idempotent.
 set -euo pipefail
 
 log() { printf 'setup-host.sh: %s\n' "$*" >&2; }
@@ -14,7 +14,7 @@ PACKAGES=(
 	libseccomp-dev libcap-dev libyajl-dev libmnl-dev libselinux1-dev
 	libevent-dev libcmocka-dev
 	bats podman crun runc debootstrap busybox-static uidmap iproute2
-	jq python3 curl docker.io containerd go-md2man
+	jq python3 curl docker.io containerd iptables tini go-md2man
 	util-linux procps file
 )
 
@@ -47,6 +47,11 @@ elif grep -q '^[[:space:]]*\[containers\]' "$conf"; then
 else
 	printf '\n[containers]\n%s\n' "$ulimits" >>"$conf"
 fi
+
+# dockerd and containerd (no systemd here): started before the images so
+# tests/images.sh imports them into both.  The engine suites call it again
+# with PROCTOR set, which points their "proctor" runtime at the binary.
+"$here/engines/start-daemons.sh"
 
 "$here/images.sh"
 log "host ready"

@@ -24,7 +24,13 @@ pr_error_set (pr_error **err, int errnum, const char *fmt, ...)
   e->errnum = errnum;
   if (errnum != 0)
     {
+      /* Lower-case, as runc's (Go's) errno strings are: engines match the
+       * text case-sensitively (docker 20.10 maps "no such file or directory"
+       * to exit 127, containerd's shim "no such process" to not-found). */
       e->msg = xasprintf ("%s: %s", text, strerror (errnum));
+      char *reason = e->msg + strlen (text) + 2;
+      if (*reason >= 'A' && *reason <= 'Z')
+        *reason = (char) (*reason - 'A' + 'a');
       free (text);
     }
   else

@@ -139,7 +139,7 @@ in_pty_sized() {
 # start), whether /dev/tty opens, and whether the shell's process group is
 # the terminal's foreground group (field 5 pgrp == field 8 tpgid of stat).
 # Prints "tty=... size=R C devtty=ok fg=yes".
-TTY_PROBE='s=; for i in $(seq 1 25); do s=$(stty size 2>/dev/null) && [ "$s" != "0 0" ] && break; sleep 0.2; done
+TTY_PROBE='s=; for i in $(seq 1 25); do s=$(stty size 2>/dev/null) && [ -n "$s" ] && [ "$s" != "0 0" ] && break; sleep 0.2; done
 set -- $(cut -d" " -f5,8 /proc/$$/stat)
 fg=no; [ "$1" = "$2" ] && fg=yes
 d=bad; (exec 9</dev/tty) 2>/dev/null && d=ok
@@ -149,7 +149,8 @@ echo "tty=$(tty) size=$s devtty=$d fg=$fg"'
 # ROWSxCOLS that opens as /dev/tty and whose foreground group is the shell's.
 assert_tty_probe() {
 	local out
-	out=$(printf '%s\n' "$output" | tr -d '\r' | grep '^tty=' | tail -n 1)
+	# (docker's client may write a NUL before the first byte of output)
+	out=$(printf '%s\n' "$output" | tr -d '\r\0' | grep -o 'tty=.*' | tail -n 1)
 	[[ "$out" =~ ^tty=/dev/pts/[0-9]+\ size=$1\ $2\ devtty=ok\ fg=yes$ ]] ||
 		fail_with "tty probe: '$out'; full output: $output"
 }
