@@ -710,6 +710,67 @@ pr_cgroup_enter (const char *path, pid_t pid, pr_error **err)
   return ret;
 }
 
+/* The sub-cgroup a --cgroup spec list names for hierarchy h, or NULL. */
+static const char *
+sub_for (const struct pr_cgroup_hier *h, char *const *specs)
+{
+  const char *any = NULL;
+  for (size_t i = 0; specs && specs[i]; i++)
+    {
+      const char *colon = strchr (specs[i], ':');
+      if (colon == NULL)
+        {
+          any = specs[i];
+          continue;
+        }
+      /* "cpu,cpuacct:sub" names hierarchies by one of their controllers */
+      _cleanup_free_ char *ctrls = strndup (specs[i], colon - specs[i]);
+      if (ctrls == NULL)
+        abort ();
+      char *save = NULL;
+      for (char *c = strtok_r (ctrls, ",", &save); c; c = strtok_r (NULL, ",", &save))
+        {
+          /* on hybrid hosts the cgroup2 hierarchy has no controllers */
+          if (h->is_v2 && strcmp (c, "unified") == 0)
+            return colon + 1;
+          for (char **hc = h->controllers; hc && *hc; hc++)
+            if (strcmp (*hc, c) == 0)
+              return colon + 1;
+        }
+    }
+  return any;
+}
+
+int
+pr_cgroup_enter_sub (const char *path, char *const *specs, pid_t pid, pr_error **err)
+{
+  for (size_t i = 0; specs && specs[i]; i++)
+    {
+      const char *sub = strchr (specs[i], ':') ? strchr (specs[i], ':') + 1 : specs[i];
+      _cleanup_free_ char *probe = xasprintf ("/%s", sub);
+      _cleanup_free_ char *clean = clean_path (probe);
+      if (sub[0] == '\0' || strcmp (clean, probe) != 0 || strstr (sub, ".."))
+        return pr_error_set (err, EINVAL, "invalid sub-cgroup `%s`", specs[i]);
+    }
+  struct pr_cgroup_mounts m = { 0 };
+  if (load_checked (path, &m, err) < 0)
+    return -1;
+  int ret = 0;
+  for (size_t i = 0; i < m.n && ret == 0; i++)
+    {
+      const char *sub = sub_for (&m.h[i], specs);
+      _cleanup_free_ char *full = sub ? xasprintf ("%s/%s", path, sub) : xstrdup (path);
+      _cleanup_free_ char *dir = pr_cgroup_hier_dir (&m.h[i], full);
+      struct stat st;
+      if (sub && stat (dir, &st) < 0)
+        ret = pr_error_set (err, errno, "sub-cgroup `%s`", dir);
+      else
+        ret = pr_cgroup_write_procs (dir, pid, err);
+    }
+  pr_cgroup_mounts_clear (&m);
+  return ret;
+}
+
 /* Frozen tasks do not act on SIGKILL until thawed; thaw so they die. */
 static void
 thaw_if_frozen (const struct pr_cgroup_mounts *m, const char *path)
@@ -733,20 +794,40 @@ thaw_if_frozen (const struct pr_cgroup_mounts *m, const char *path)
     }
 }
 
+/* True once pid has exited (zombie, dead or reaped).  A killed task
+ * leaves its cgroups before it turns into a zombie, so an empty cgroup
+ * does not yet mean its processes are gone. */
+static bool
+pid_exited (pid_t pid)
+{
+  char p[64], buf[512];
+  snprintf (p, sizeof p, "/proc/%d/stat", (int) pid);
+  _cleanup_close_ int fd = open (p, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return true;
+  ssize_t n = read (fd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return true;
+  buf[n] = '\0';
+  const char *rp = strrchr (buf, ')');
+  return rp == NULL || rp[1] == '\0' || rp[2] == 'Z' || rp[2] == 'X' || rp[2] == 'x';
+}
+
+/* Waits (bounded by deadline) until every pid has exited. */
+static void
+wait_exited (const pid_t *pids, size_t n, long long deadline)
+{
+  for (size_t i = 0; i < n; i++)
+    while (!pid_exited (pids[i]) && pr_cgroup_now_ms () < deadline)
+      {
+        struct timespec ts = { 0, 2 * 1000000L };
+        nanosleep (&ts, NULL);
+      }
+}
+
 static int
 kill_with (const struct pr_cgroup_mounts *m, const char *path, int sig, pr_error **err)
 {
-  const struct pr_cgroup_hier *u = pr_cgroup_mounts_unified (m);
-  if (m->layout == PR_CGROUP_UNIFIED && sig == SIGKILL && u)
-    {
-      _cleanup_free_ char *dir = pr_cgroup_hier_dir (u, path);
-      int r = pr_cgroup_v2_kill (dir, err);
-      if (r < 0)
-        return -1;
-      if (r == 1)
-        return 0;
-    }
-
   const struct pr_cgroup_hier *h = procs_hier (m);
   if (h == NULL)
     return 0;
@@ -764,11 +845,28 @@ kill_with (const struct pr_cgroup_mounts *m, const char *path, int sig, pr_error
       *err = e;
       return -1;
     }
-  for (size_t i = 0; i < n; i++)
+
+  const struct pr_cgroup_hier *u = pr_cgroup_mounts_unified (m);
+  bool done = false;
+  if (m->layout == PR_CGROUP_UNIFIED && sig == SIGKILL && u)
+    {
+      /* cgroup.kill also reaches tasks forked after our listing */
+      _cleanup_free_ char *udir = pr_cgroup_hier_dir (u, path);
+      int r = pr_cgroup_v2_kill (udir, err);
+      if (r < 0)
+        return -1;
+      done = r == 1;
+    }
+  for (size_t i = 0; i < n && !done; i++)
     if (kill (pids[i], sig) < 0 && errno != ESRCH)
       return pr_error_set (err, errno, "kill pid %d of cgroup `%s`", (int) pids[i], path);
   if (sig == SIGKILL)
-    thaw_if_frozen (m, path);
+    {
+      thaw_if_frozen (m, path);
+      /* A killed task leaves its cgroup before it has finished exiting:
+       * callers (delete, kill --all, engines) expect it gone on return. */
+      wait_exited (pids, n, pr_cgroup_now_ms () + DESTROY_TIMEOUT_MS);
+    }
   return 0;
 }
 
@@ -831,25 +929,6 @@ rmdir_tree (const char *dir)
   return rmdir (dir);
 }
 
-/* True once pid has exited (zombie, dead or reaped).  A killed task
- * leaves its cgroups before it turns into a zombie, so an empty cgroup
- * does not yet mean its processes are gone. */
-static bool
-pid_exited (pid_t pid)
-{
-  char p[64], buf[512];
-  snprintf (p, sizeof p, "/proc/%d/stat", (int) pid);
-  _cleanup_close_ int fd = open (p, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return true;
-  ssize_t n = read (fd, buf, sizeof buf - 1);
-  if (n <= 0)
-    return true;
-  buf[n] = '\0';
-  const char *rp = strrchr (buf, ')');
-  return rp == NULL || rp[1] == '\0' || rp[2] == 'Z' || rp[2] == 'X' || rp[2] == 'x';
-}
-
 int
 pr_cgroup_destroy (const char *path, pr_error **err)
 {
@@ -857,26 +936,9 @@ pr_cgroup_destroy (const char *path, pr_error **err)
   if (load_checked (path, &m, err) < 0)
     return -1;
   long long deadline = pr_cgroup_now_ms () + DESTROY_TIMEOUT_MS;
-  _cleanup_free_ pid_t *victims = NULL;
-  size_t n_victims = 0;
-  const struct pr_cgroup_hier *ph = procs_hier (&m);
-  if (ph)
-    {
-      _cleanup_free_ char *pdir = pr_cgroup_hier_dir (ph, path);
-      _cleanup_error_ pr_error *perr = NULL;
-      pr_cgroup_collect_pids (pdir, &victims, &n_victims, &perr);
-    }
   _cleanup_error_ pr_error *kerr = NULL;
   if (kill_with (&m, path, SIGKILL, &kerr) < 0)
     pr_debug ("%s", kerr->msg);
-  /* Callers (delete, engines) expect the processes to be gone when the
-   * cgroup is: wait for the killed ones to finish exiting (bounded). */
-  for (size_t i = 0; i < n_victims; i++)
-    while (!pid_exited (victims[i]) && pr_cgroup_now_ms () < deadline)
-      {
-        struct timespec ts = { 0, 2 * 1000000L };
-        nanosleep (&ts, NULL);
-      }
 
   int ret = 0;
   for (size_t i = 0; i < m.n && ret == 0; i++)

@@ -38,6 +38,15 @@ int pr_cgroup_create (const char *path, pid_t pid, pr_error **err);
 /* Moves pid into an existing cgroup in every hierarchy (used by exec). */
 int pr_cgroup_enter (const char *path, pid_t pid, pr_error **err);
 
+/* exec --cgroup: moves pid into sub-cgroups of the container's cgroup.
+ * specs is a NULL-terminated list of "SUB" (every hierarchy) or
+ * "CTRL[,CTRL]:SUB" (the hierarchies carrying one of those controllers;
+ * "unified" names the cgroup2 one); hierarchies no spec names get the
+ * container's cgroup itself.  SUB is relative, without "..".  Errors:
+ * EINVAL for a bad SUB, ENOENT when a named sub-cgroup does not exist
+ * (it is never created: runc exec --cgroup semantics), write errno. */
+int pr_cgroup_enter_sub (const char *path, char *const *specs, pid_t pid, pr_error **err);
+
 /* Sends sig to every process in the cgroup (the pids hierarchy, else the
  * unified one, else any).  Missing cgroup is not an error. */
 int pr_cgroup_kill (const char *path, int sig, pr_error **err);

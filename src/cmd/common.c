@@ -8,6 +8,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Keys that are letters double as one-letter flags (-d, -t ...). */
+static bool
+is_short (int key)
+{
+  return (key >= 'a' && key <= 'z') || (key >= 'A' && key <= 'Z');
+}
+
 int
 pr_cmd_parse (const struct pr_command *cmd, int argc, char **argv,
               int (*handle) (int key, const char *arg, void *data, pr_error **err), void *data, pr_error **err)
@@ -24,7 +31,7 @@ pr_cmd_parse (const struct pr_command *cmd, int argc, char **argv,
       lo[i].has_arg = cmd->opts[i].has_arg;
       lo[i].val = cmd->opts[i].key;
       int k = cmd->opts[i].key;
-      if (k > 0 && k < 128 && sl < sizeof shortopts - 3)
+      if (is_short (k) && sl < sizeof shortopts - 3)
         {
           shortopts[sl++] = (char) k;
           if (cmd->opts[i].has_arg == required_argument)
@@ -73,7 +80,7 @@ pr_cmd_help (const struct pr_command *cmd)
       const struct pr_opt *o = &cmd->opts[i];
       char left[96];
       int k = o->key;
-      if (k > 0 && k < 128)
+      if (is_short (k))
         snprintf (left, sizeof left, "--%s%s%s, -%c", o->name, o->arg ? " " : "", o->arg ? o->arg : "", k);
       else
         snprintf (left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");

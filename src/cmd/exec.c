@@ -91,7 +91,7 @@ static const struct pr_opt opts[] = {
   { "no-new-privs", no_argument, OPT_NNP, NULL, "set no_new_privs for the process" },
   { "cap", required_argument, 'c', "CAP", "add a capability to every set (repeatable)" },
   { "preserve-fds", required_argument, OPT_PRESERVE, "N", "pass N additional file descriptors (from 3)" },
-  { "cgroup", required_argument, OPT_CGROUP, "PATH", "run in a sub-cgroup of the container (accepted; ignored)" },
+  { "cgroup", required_argument, OPT_CGROUP, "PATH", "run in an existing sub-cgroup of the container ([CTRL[,CTRL]:]SUB)" },
   { "ignore-paused", no_argument, OPT_IGNORE_PAUSED, NULL, "allow exec in a paused container (accepted)" },
   { NULL },
 };

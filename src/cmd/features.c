@@ -69,8 +69,20 @@ static const char *const archs[] = { "SCMP_ARCH_X86", "SCMP_ARCH_X86_64", "SCMP_
                                      "SCMP_ARCH_ARM", NULL };
 
 static int
+no_flags (int key, const char *arg, void *data, pr_error **err)
+{
+  return 0;
+}
+
+static int
 run_features (struct pr_global *g, int argc, char **argv)
 {
+  pr_error *err = NULL;
+  int first = pr_cmd_parse (&pr_cmd_features, argc, argv, no_flags, NULL, &err);
+  if (first == -2)
+    return 0;
+  if (first < 0 || pr_cmd_need_args (&pr_cmd_features, argc, first, 0, 0, &err) < 0)
+    return pr_cmd_fail (err);
   yajl_gen y = yajl_gen_alloc (NULL);
   yajl_gen_config (y, yajl_gen_beautify, 1);
   yajl_gen_map_open (y);

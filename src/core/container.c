@@ -31,6 +31,7 @@
 #include "../linux/seccomp.h"
 #include "../rollout/network.h"
 #include "../rollout/rollout.h"
+#include "../../libcrun-compat/annotations.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -78,6 +79,21 @@ struct create_ctx
 
 /* ---------------------------------------------------------------- helpers */
 
+/* TEST-ONLY fault injection for tests/security/faults.bats: when
+ * PROCTOR_TEST_CRASH_AT names this step of create, the runtime SIGKILLs
+ * itself there, as a crash or an OOM kill would, so the tests can check
+ * that `delete --force` and a fresh create with the same id recover.  A
+ * no-op when the variable is unset (the container's environment comes from
+ * config.json, never from ours).  Steps, in order: state-dir, cgroup,
+ * fork, init-pid, hooks, network, state-saved. */
+static void
+test_crash_at (const char *step)
+{
+  const char *at = getenv ("PROCTOR_TEST_CRASH_AT");
+  if (at != NULL && strcmp (at, step) == 0)
+    raise (SIGKILL);
+}
+
 static char *
 now_rfc3339 (void)
 {
@@ -109,12 +125,30 @@ state_path (const struct pr_global *g, const char *id, const char *file)
   return xasprintf ("%s/%s/%s", g->root, id, file);
 }
 
-/* Loads the config.json copy that create stored in the state directory. */
+/* Loads the config.json copy that create stored in the state directory,
+ * for start and delete, which need it only for one kind of hook: when the
+ * text cannot hold that hook ("poststart" / "poststop" never appears, and
+ * no \u escape could spell it), *out stays NULL and the parse is skipped.
+ * Parsing a podman config.json (11 KB with its seccomp profile) costs
+ * ~0.2 ms, and start and delete each paid it for nothing on every container
+ * without hooks.  A false positive only costs the parse. */
 static int
-load_state_config (const struct pr_global *g, const char *id, struct pr_config **out, pr_error **err)
+load_state_config_for_hook (const struct pr_global *g, const char *id, const char *hook, struct pr_config **out,
+                            pr_error **err)
 {
   _cleanup_free_ char *p = state_path (g, id, "config.json");
-  return pr_config_load (p, out, err);
+  _cleanup_free_ char *text = NULL;
+  _cleanup_free_ char *quoted = xasprintf ("\"%s\"", hook);
+  size_t len = 0;
+
+  *out = NULL;
+  if (pr_read_file (p, &text, &len, err) < 0)
+    return -1;
+  if (memmem (text, len, quoted, strlen (quoted)) == NULL && memmem (text, len, "\\u", 2) == NULL)
+    return 0;
+  if (pr_config_parse (text, len, out, err) < 0)
+    return pr_error_wrap (err, "%s", p);
+  return 0;
 }
 
 static int
@@ -146,9 +180,11 @@ validate_config (struct create_ctx *c, pr_error **err)
     return pr_error_set (err, EINVAL, "config.json: root.path is required");
   if (pr_config_namespace (cfg, CLONE_NEWNS) == NULL)
     return pr_error_set (err, EINVAL, "config.json: linux.namespaces must include a mount namespace");
-  const struct pr_namespace *uts = pr_config_namespace (cfg, CLONE_NEWUTS);
-  if ((cfg->hostname && *cfg->hostname) && (uts == NULL || uts->path != NULL))
-    return pr_error_set (err, EINVAL, "config.json: hostname requires a new uts namespace");
+  /* A uts entry with a path is the container's UTS namespace too
+   * (runtime-spec config.md "hostname": it may be one the container joins;
+   * runc sets the hostname there): only an inherited one refuses it. */
+  if ((cfg->hostname && *cfg->hostname) && pr_config_namespace (cfg, CLONE_NEWUTS) == NULL)
+    return pr_error_set (err, EINVAL, "config.json: hostname requires a uts namespace in linux.namespaces");
   const struct pr_namespace *user = pr_config_namespace (cfg, CLONE_NEWUSER);
   if (user && user->path == NULL && (cfg->linux.n_uid_mappings == 0 || cfg->linux.n_gid_mappings == 0))
     return pr_error_set (err, EINVAL, "config.json: a new user namespace needs linux.uidMappings and linux.gidMappings");
@@ -263,6 +299,8 @@ container_init (struct create_ctx *c)
     .no_pivot = c->o->no_pivot,
   };
 
+  if (pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
+    _exit (1);
   if (setsid () < 0)
     pr_error_set (&err, errno, "setsid");
   /* A rollout's network namespace is fresh: only lo, and it must be up for
@@ -276,7 +314,7 @@ container_init (struct create_ctx *c)
   if (err == NULL && c->rollout)
     write_peer_hosts (c, &err);
   if (err == NULL)
-    pr_uts_apply (cfg, (c->new_flags & CLONE_NEWUTS) != 0, &err);
+    pr_uts_apply (cfg, pr_config_namespace (cfg, CLONE_NEWUTS) != NULL, &err);
   if (err == NULL)
     pr_sync_send (c->sync_child, PR_SYNC_HOOKS, 0, NULL, &err);
   if (err == NULL)
@@ -510,14 +548,32 @@ write_pid_file (const char *path, pid_t pid, pr_error **err)
   return 0;
 }
 
+/* Saves state.json as far as create knows it (pid 0 until the init
+ * exists), so a runtime killed at any later step of create leaves a
+ * container that `delete --force` finds and cleans up (cgroup, hidden
+ * paths, egress helper, state dir) and whose id can be used again.  The
+ * complete state overwrites it once the container is ready; `state` and
+ * `delete` wait on the state lock until then. */
+static int
+save_partial_state (struct create_ctx *c, pr_error **err)
+{
+  _cleanup_strv_ char **annotations = annotations_flat (c->cfg);
+  struct pr_state st = make_state (c, annotations);
+  st.created = now_rfc3339 ();
+  int r = pr_state_save (&st, err);
+  free (st.created);
+  return r;
+}
+
 static int
 drive_children (struct create_ctx *c, pr_error **err)
 {
   _cleanup_strv_ char **annotations = annotations_flat (c->cfg);
   int pid = 0;
 
-  if (pr_cgroup_enter (c->cgroup_path, c->stage1, err) < 0)
+  if (c->cgroup_path && pr_cgroup_enter (c->cgroup_path, c->stage1, err) < 0)
     return -1;
+  test_crash_at ("fork");
   if (pr_sync_send (c->sync_parent, PR_SYNC_GO, 0, NULL, err) < 0)
     return -1;
   if (c->new_flags & CLONE_NEWUSER)
@@ -532,10 +588,18 @@ drive_children (struct create_ctx *c, pr_error **err)
   c->init_pid = pid;
   waitpid (c->stage1, NULL, 0);
   c->stage1 = 0;
+  /* Stage 1 and the init share the socket: the init waits for this so its
+   * first message cannot overtake stage 1's PID message. */
+  if (pr_sync_send (c->sync_parent, PR_SYNC_GO, 0, NULL, err) < 0)
+    return -1;
+  if (save_partial_state (c, err) < 0)
+    return -1;
+  test_crash_at ("init-pid");
   if (pr_sync_expect (c->sync_parent, PR_SYNC_HOOKS, "container process", NULL, NULL, err) < 0)
     return -1;
   if (run_runtime_hooks (c, annotations, err) < 0)
     return -1;
+  test_crash_at ("hooks");
   if (pr_sync_expect (c->sync_parent, PR_SYNC_READY, "container process", NULL, NULL, err) < 0)
     return -1;
   if (c->rollout)
@@ -543,6 +607,7 @@ drive_children (struct create_ctx *c, pr_error **err)
       _cleanup_free_ char *dir = xasprintf ("%s/%s", c->g->root, c->o->id);
       if (pr_network_start (c->rollout->policy, c->init_pid, c->state_dirfd, dir, err) < 0)
         return -1;
+      test_crash_at ("network");
     }
   struct pr_state st = make_state (c, annotations);
   st.created = now_rfc3339 ();
@@ -550,6 +615,7 @@ drive_children (struct create_ctx *c, pr_error **err)
   free (st.created);
   if (r < 0)
     return -1;
+  test_crash_at ("state-saved");
   return write_pid_file (c->o->pid_file, c->init_pid, err);
 }
 
@@ -561,6 +627,9 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
   c->state_created = true;
   if (pr_write_file_at (c->state_dirfd, "config.json", c->config_text, c->config_len, 0600, err) < 0)
     return -1;
+  if (save_partial_state (c, err) < 0)
+    return -1;
+  test_crash_at ("state-dir");
   _cleanup_free_ char *policy = pr_rollout_policy_source (c->cfg, c->g->rollout_policy);
   if (policy && pr_rollout_create (policy, c->cfg, c->rootfs, c->state_dirfd, &c->rollout, err) < 0)
     return -1;
@@ -581,13 +650,18 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
   if (c->o->local_tty && c->cfg->process.terminal
       && pr_console_local_socket (&c->local_console, &c->console_fd, err) < 0)
     return -1;
-  if (pr_cgroup_path (c->cfg->linux.cgroups_path, c->o->id, c->g->systemd_cgroup, &c->cgroup_path, err) < 0)
+  /* crun's --cgroup-manager disabled: the container stays in our cgroup. */
+  bool no_cgroup = c->g->cgroup_manager && strcmp (c->g->cgroup_manager, "disabled") == 0;
+  if (!no_cgroup && pr_cgroup_path (c->cfg->linux.cgroups_path, c->o->id, c->g->systemd_cgroup, &c->cgroup_path, err) < 0)
     return -1;
-  if (pr_cgroup_create (c->cgroup_path, 0, err) < 0)
+  if (!no_cgroup && save_partial_state (c, err) < 0)
     return -1;
-  c->cgroup_created = true;
-  if (pr_cgroup_apply_resources (c->cgroup_path, c->cfg->linux.resources, false, err) < 0)
+  if (!no_cgroup && pr_cgroup_create (c->cgroup_path, 0, err) < 0)
     return -1;
+  c->cgroup_created = !no_cgroup;
+  if (!no_cgroup && pr_cgroup_apply_resources (c->cgroup_path, c->cfg->linux.resources, false, err) < 0)
+    return -1;
+  test_crash_at ("cgroup");
   int sp[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
     return pr_error_set (err, errno, "socketpair");
@@ -604,7 +678,8 @@ pr_container_create (const struct pr_global *g, const struct pr_create_opts *o, 
                           .sync_parent = -1, .sync_child = -1 };
   int ret = -1;
 
-  if (pr_state_check_id (o->id, err) < 0 || load_config (&c, err) < 0 || validate_config (&c, err) < 0
+  if (pr_state_check_id (o->id, err) < 0 || load_config (&c, err) < 0
+      || pr_crun_annotations_apply (c.cfg, err) < 0 || validate_config (&c, err) < 0
       || resolve_paths (&c, err) < 0)
     goto out;
   if (prepare_runtime_side (&c, err) < 0)
@@ -685,11 +760,19 @@ open_fifo_and_release (struct pr_state *st, pr_error **err)
 static void
 run_warn_hooks (const struct pr_config *cfg, int kind, const char *name, const char *json)
 {
-  pr_error *e = NULL;
-  if (pr_hooks_run (&cfg->hooks[kind], name, json, &e) < 0)
+  /* runtime-spec runtime.md "Lifecycle": a failed poststart or poststop hook
+   * is only a warning and the remaining hooks still run, so run them one by
+   * one instead of stopping at the first failure as pr_hooks_run does. */
+  const struct pr_hook_list *all = &cfg->hooks[kind];
+  for (size_t i = 0; i < all->n; i++)
     {
-      pr_warn ("%s", e->msg);
-      pr_error_free (&e);
+      struct pr_hook_list one = { .v = &all->v[i], .n = 1 };
+      pr_error *e = NULL;
+      if (pr_hooks_run (&one, name, json, &e) < 0)
+        {
+          pr_warn ("%s", e->msg);
+          pr_error_free (&e);
+        }
     }
 }
 
@@ -706,10 +789,12 @@ pr_container_start (const struct pr_global *g, const char *id, pr_error **err)
     return pr_error_set (err, 0, "cannot start a container that has stopped");
   if (strcmp (status, "created") != 0)
     return pr_error_set (err, 0, "cannot start an already running container");
-  if (load_state_config (g, id, &cfg, err) < 0)
+  if (load_state_config_for_hook (g, id, "poststart", &cfg, err) < 0)
     return -1;
   if (open_fifo_and_release (st, err) < 0)
     return -1;
+  if (cfg == NULL)
+    return 0;
   _cleanup_free_ char *json = pr_state_to_json (st, "running");
   run_warn_hooks (cfg, PR_HOOK_POSTSTART, "poststart", json);
   return 0;
@@ -742,7 +827,7 @@ pr_container_kill (const struct pr_global *g, const char *id, int sig, bool all,
   _cleanup_state_ struct pr_state *st = NULL;
   if (pr_state_load (g->root, id, false, &st, err) < 0)
     return -1;
-  if (all)
+  if (all && st->cgroup_path)
     return pr_cgroup_kill (st->cgroup_path, sig, err);
   _cleanup_close_ int pfd = pidfd_open_checked (st);
   if (pfd < 0)
@@ -779,7 +864,7 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
   if (!force && strcmp (status, "stopped") != 0 && strcmp (status, "created") != 0)
     return pr_error_set (err, 0, "cannot delete container %s that is not stopped: %s", id, status);
   _cleanup_free_ char *json = pr_state_to_json (st, "stopped");
-  if (load_state_config (g, id, &cfg, err) < 0)
+  if (load_state_config_for_hook (g, id, "poststop", &cfg, err) < 0)
     {
       pr_warn ("delete %s: %s", id, (*err)->msg);
       pr_error_free (err);

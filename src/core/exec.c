@@ -391,7 +391,10 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
   if (c->console_fd >= 0)
     close (c->console_fd);
   c->console_fd = -1;
-  if (c->st->cgroup_path && pr_cgroup_enter (c->st->cgroup_path, j, err) < 0)
+  char *sub[] = { (char *) c->o->cgroup, NULL }; /* exec --cgroup (crun, runc) */
+  if (c->st->cgroup_path
+      && (c->o->cgroup ? pr_cgroup_enter_sub (c->st->cgroup_path, sub, j, err)
+                       : pr_cgroup_enter (c->st->cgroup_path, j, err)) < 0)
     {
       kill (j, SIGKILL);
       waitpid (j, NULL, 0);

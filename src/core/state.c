@@ -231,7 +231,8 @@ parse_state (const char *json, struct pr_state *st, pr_error **err)
   st->rootfs = xstrdup (tree_str (root, "rootfs"));
   st->created = xstrdup (tree_str (root, "created"));
   st->owner = xstrdup (tree_str (root, "owner"));
-  st->cgroup_path = xstrdup (tree_str (root, "cgroup_path"));
+  const char *cg = tree_str (root, "cgroup_path");
+  st->cgroup_path = cg && *cg ? xstrdup (cg) : NULL; /* "" = no cgroup (--cgroup-manager disabled) */
   const char *sp[] = { "systemd_cgroup", NULL };
   st->systemd_cgroup = YAJL_IS_TRUE (yajl_tree_get (root, sp, yajl_t_any));
   const char *ap[] = { "annotations", NULL };

@@ -2,7 +2,8 @@
  * from a sealed memfd copy of its binary, so the /proc/PID/exe a container
  * process can open is an immutable anonymous file, never the host binary.
  * Whether we already run sealed is read from the seals of /proc/self/exe
- * itself, so no marker (environment variable, argv) leaks into containers. */
+ * itself, so no marker (environment variable, argv) leaks into containers.
+ * A binary on a read-only mount needs no copy (see fd_on_readonly_mount). */
 #define _GNU_SOURCE
 #include "exeguard.h"
 
@@ -15,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #ifndef MFD_EXEC
@@ -30,6 +32,23 @@ fd_is_sealed (int fd)
 {
   int seals = fcntl (fd, F_GET_SEALS);
   return seals >= 0 && (seals & PR_EXE_SEALS) == PR_EXE_SEALS;
+}
+
+/* True when fd lives on a read-only mount or filesystem (ST_RDONLY covers
+ * both).  /proc/PID/exe then names that read-only mount, and opening it for
+ * writing fails with EROFS whatever the opener's capabilities, so the copy
+ * and the re-exec (about 1 ms per create and exec, most of it the second
+ * exec and dynamic loading) buy nothing.  A process in a container cannot
+ * remount a mount of the host's namespace read-write.  This is the case of
+ * a read-only /usr (image-based hosts) and of an administrator's
+ *   mount --bind /usr/bin/proctor /usr/bin/proctor
+ *   mount -o remount,bind,ro /usr/bin/proctor
+ * the protection runc 1.2 relies on with its read-only overlay. */
+static bool
+fd_on_readonly_mount (int fd)
+{
+  struct statvfs sv;
+  return fstatvfs (fd, &sv) == 0 && (sv.f_flag & ST_RDONLY) != 0;
 }
 
 static int
@@ -81,7 +100,7 @@ pr_exeguard_ensure_sealed (char **argv, char **envp, pr_error **err)
   exe = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
   if (exe < 0)
     return pr_error_set (err, errno, "open `/proc/self/exe`");
-  if (fd_is_sealed (exe))
+  if (fd_is_sealed (exe) || fd_on_readonly_mount (exe))
     return 0;
 
   if (fstat (exe, &st) < 0)

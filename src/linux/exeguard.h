@@ -12,7 +12,10 @@
 
 /* If the current executable is not already a sealed memfd, copies
  * /proc/self/exe into one, seals it and fexecve()s it with the same argv and
- * environ (never returns on success).  Returns 0 when already sealed.
+ * environ (never returns on success).  Returns 0 when already sealed, or
+ * when the executable is on a read-only mount (statvfs ST_RDONLY: nothing
+ * can open it for writing through /proc/PID/exe, so there is nothing to
+ * protect against and the re-exec is skipped).
  * Errors: memfd_create/copy/fcntl/fexecve errno. */
 int pr_exeguard_ensure_sealed (char **argv, char **envp, pr_error **err);
 

@@ -27,8 +27,9 @@ int pr_io_priority_apply (const struct pr_process *p, pr_error **err);
 /* personality(2) from linux.personality.  Errors: EINVAL unknown domain. */
 int pr_personality_apply (const struct pr_config *cfg, pr_error **err);
 
-/* sethostname/setdomainname (only when the container has its own UTS
- * namespace; otherwise setting them is an error as the spec requires). */
+/* sethostname/setdomainname (only when linux.namespaces has a uts entry,
+ * new or joined by path; otherwise setting them is an error as the spec
+ * requires). */
 int pr_uts_apply (const struct pr_config *cfg, bool new_utsns, pr_error **err);
 
 /* Writes each linux.sysctl key under /proc/sys (dots become slashes).

@@ -246,7 +246,7 @@ assert_no_leftovers() {
 		echo "leftover processes in a cgroup of $id: $procs" >&2
 		bad=1
 	fi
-	dirs=$(find /sys/fs/cgroup/ -mindepth 2 -maxdepth 8 -type d -name "*$id*" 2>/dev/null)
+	dirs=$(find /sys/fs/cgroup/ -mindepth 2 -maxdepth 8 -type d -name "*$id*" 2>/dev/null || true)
 	if [ -n "$dirs" ]; then
 		echo "leftover cgroups: $dirs" >&2
 		bad=1

@@ -93,7 +93,7 @@ test_file_errors (void **state)
   assert_null (out);
   assert_int_equal (err->errnum, ENOENT);
   assert_non_null (strstr (err->msg, missing));
-  assert_non_null (strstr (err->msg, strerror (ENOENT)));
+  assert_non_null (strstr (err->msg, "no such file or directory"));
   pr_error_free (&err);
 
   _cleanup_free_ char *nodir = xasprintf ("%s/no/such/file", dir);
@@ -274,7 +274,7 @@ test_error_set (void **state)
 
   assert_int_equal (pr_error_set (&err, ENOENT, "open `%s`", "/x"), -1);
   assert_int_equal (err->errnum, ENOENT);
-  _cleanup_free_ char *want = xasprintf ("open `/x`: %s", strerror (ENOENT));
+  _cleanup_free_ char *want = xstrdup ("open `/x`: no such file or directory");
   assert_string_equal (err->msg, want);
   pr_error_free (&err);
 
@@ -295,7 +295,7 @@ test_error_wrap (void **state)
   pr_error_set (&err, EACCES, "open `%s`", "f");
   assert_int_equal (pr_error_wrap (&err, "load %s", "config"), -1);
   assert_int_equal (pr_error_wrap (&err, "create"), -1);
-  _cleanup_free_ char *want = xasprintf ("create: load config: open `f`: %s", strerror (EACCES));
+  _cleanup_free_ char *want = xstrdup ("create: load config: open `f`: permission denied");
   assert_string_equal (err->msg, want);
   assert_int_equal (err->errnum, EACCES);
 }

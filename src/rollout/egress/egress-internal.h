@@ -10,9 +10,11 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 #include <event2/util.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "egress.h"
+#include "hostcheck.h"
 #include "reqhead.h"
 
 /* Limits (all per helper process, i.e. per container):
@@ -86,6 +88,7 @@ struct pr_egress
   struct pr_ctl *ctls;
   size_t n_ctls;
   int log_fd;
+  struct pr_own_addrs own; /* the host's addresses, for every connect */
 };
 
 /* A decision log record (see egress.h for the line format). */
@@ -110,6 +113,12 @@ void pr_declog_write (int fd, const struct pr_decision *d);
 void pr_proxy_accept (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kind, const struct pr_peer *peer);
 void pr_proxy_drop_token (struct pr_egress *eg, uint64_t token_id);
 void pr_proxy_free_all (struct pr_egress *eg);
+/* At the connection limit, idle clients must not lock everyone else out:
+ * pr_proxy_evict_idle closes the oldest connection still waiting for its
+ * request head (false when there is none); pr_proxy_has_idle tells whether
+ * there is one. */
+bool pr_proxy_evict_idle (struct pr_egress *eg);
+bool pr_proxy_has_idle (struct pr_egress *eg);
 const struct pr_token *pr_egress_find_token (struct pr_egress *eg, const char *token);
 /* egress.c: called when a connection ends, to resume paused listeners. */
 void pr_egress_conn_closed (struct pr_egress *eg);

@@ -287,8 +287,12 @@ pr_egress_conn_closed (struct pr_egress *eg)
 static void
 admit (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kind, const struct pr_peer *peer)
 {
-  pr_proxy_accept (eg, fd, kind, peer);
+  /* Make room by closing the oldest client still idle before its head;
+   * pause accepting only when every slot carries a live request. */
   if (eg->n_conns >= eg->max_conns)
+    pr_proxy_evict_idle (eg);
+  pr_proxy_accept (eg, fd, kind, peer);
+  if (eg->n_conns >= eg->max_conns && !pr_proxy_has_idle (eg))
     set_listeners (eg, false);
 }
 
@@ -435,6 +439,7 @@ egress_teardown (struct pr_egress *eg)
     event_base_free (eg->base);
   if (eg->log_fd >= 0)
     close (eg->log_fd);
+  pr_own_addrs_free (&eg->own);
 }
 
 static int
@@ -443,6 +448,7 @@ egress_setup (struct pr_egress *eg, pr_error **err)
   const struct pr_egress_config *cfg = eg->cfg;
 
   eg->max_conns = conn_limit ();
+  pr_own_addrs_init (&eg->own);
   eg->base = event_base_new ();
   if (eg->base == NULL)
     return pr_error_set (err, 0, "egress: cannot create the event base");
@@ -496,7 +502,7 @@ egress_setup (struct pr_egress *eg, pr_error **err)
 int
 pr_egress_run (const struct pr_egress_config *cfg, pr_error **err)
 {
-  struct pr_egress eg = { .cfg = cfg, .log_fd = -1 };
+  struct pr_egress eg = { .cfg = cfg, .log_fd = -1, .own = { .nl_fd = -1 } };
 
   if (egress_setup (&eg, err) < 0)
     {

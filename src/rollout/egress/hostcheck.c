@@ -3,7 +3,13 @@
 #define _GNU_SOURCE
 #include "hostcheck.h"
 
+#include <errno.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -136,6 +142,75 @@ pr_hostcheck (const struct sockaddr *sa)
   bool own = pr_hostcheck_is_own (sa, ifa);
   freeifaddrs (ifa);
   return own ? PR_ADDR_HOST_OWN : PR_ADDR_PUBLIC;
+}
+
+void
+pr_own_addrs_init (struct pr_own_addrs *o)
+{
+  struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR };
+
+  o->ifa = NULL;
+  o->nl_fd = socket (AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (o->nl_fd >= 0 && bind (o->nl_fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+    {
+      close (o->nl_fd);
+      o->nl_fd = -1;
+    }
+}
+
+void
+pr_own_addrs_free (struct pr_own_addrs *o)
+{
+  if (o->ifa)
+    freeifaddrs (o->ifa);
+  o->ifa = NULL;
+  if (o->nl_fd >= 0)
+    close (o->nl_fd);
+  o->nl_fd = -1;
+}
+
+/* Drops the cached list if any address changed since it was read. */
+static void
+own_addrs_refresh_if_changed (struct pr_own_addrs *o)
+{
+  char buf[8192];
+  bool changed = o->nl_fd < 0;
+
+  while (o->nl_fd >= 0)
+    {
+      ssize_t n = recv (o->nl_fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (n > 0)
+        {
+          changed = true;
+          continue;
+        }
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+        changed = true; /* ENOBUFS: notifications were lost */
+      break;
+    }
+  if (changed && o->ifa)
+    {
+      freeifaddrs (o->ifa);
+      o->ifa = NULL;
+    }
+}
+
+enum pr_addr_class
+pr_hostcheck_cached (struct pr_own_addrs *o, const struct sockaddr *sa)
+{
+  enum pr_addr_class c = pr_hostcheck_classify (sa);
+
+  if (c != PR_ADDR_PUBLIC)
+    return c;
+  own_addrs_refresh_if_changed (o);
+  if (o->ifa == NULL && getifaddrs (&o->ifa) < 0)
+    {
+      o->ifa = NULL;
+      return PR_ADDR_HOST_OWN;
+    }
+  return pr_hostcheck_is_own (sa, o->ifa) ? PR_ADDR_HOST_OWN : PR_ADDR_PUBLIC;
 }
 
 const char *

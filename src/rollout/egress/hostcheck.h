@@ -46,6 +46,29 @@ bool pr_hostcheck_is_own (const struct sockaddr *sa, const struct ifaddrs *ifa);
  * (fail closed). */
 enum pr_addr_class pr_hostcheck (const struct sockaddr *sa);
 
+/* The host's addresses, cached between checks.  getifaddrs(3) is an
+ * rtnetlink dump (~70 us with 10 interfaces, more with every container
+ * veth) and used to run for every proxied request; the cache is dropped
+ * whenever the kernel reports an address change on an rtnetlink socket
+ * subscribed to RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR.  That socket is
+ * drained (non-blocking) before each check, and the kernel queues the
+ * notification before the address change returns to whoever made it, so a
+ * check never uses a list older than the last completed change; ENOBUFS
+ * (lost notifications) also drops the cache.  Source: rtnetlink(7). */
+struct pr_own_addrs
+{
+  struct ifaddrs *ifa; /* NULL = must be (re)read */
+  int nl_fd;           /* -1 = no notifications: read on every check */
+};
+
+/* Opens the notification socket; on failure the cache degrades to reading
+ * getifaddrs on every check (never to a stale list). */
+void pr_own_addrs_init (struct pr_own_addrs *o);
+void pr_own_addrs_free (struct pr_own_addrs *o);
+
+/* pr_hostcheck with the cache above. */
+enum pr_addr_class pr_hostcheck_cached (struct pr_own_addrs *o, const struct sockaddr *sa);
+
 /* "public", "loopback", ... for log reasons. */
 const char *pr_addr_class_name (enum pr_addr_class c);
 

@@ -240,6 +240,34 @@ conn_free (struct pr_conn *c)
   pr_egress_conn_closed (eg);
 }
 
+/* The oldest connection still waiting for its request head (nothing
+ * decided yet, nothing to log), or NULL. */
+static struct pr_conn *
+oldest_idle (struct pr_egress *eg)
+{
+  struct pr_conn *victim = NULL;
+  for (struct pr_conn *c = eg->conns; c; c = c->next)
+    if (c->head_deadline && evtimer_pending (c->head_deadline, NULL))
+      victim = c; /* the list is newest first: the last match is the oldest */
+  return victim;
+}
+
+bool
+pr_proxy_has_idle (struct pr_egress *eg)
+{
+  return oldest_idle (eg) != NULL;
+}
+
+bool
+pr_proxy_evict_idle (struct pr_egress *eg)
+{
+  struct pr_conn *victim = oldest_idle (eg);
+  if (victim == NULL)
+    return false;
+  conn_free (victim);
+  return true;
+}
+
 void
 pr_proxy_free_all (struct pr_egress *eg)
 {
@@ -391,7 +419,9 @@ relay_write_cb (struct bufferevent *bev, void *arg)
   int i = side_of (c, bev);
   struct side *from = &c->s[1 - i];
 
-  /* The write low watermark is 0: this runs when bev's output drained. */
+  /* Runs when bev's output fell to the low watermark (half the window) or
+   * below, including when it drained: propagate_eof and maybe_finish
+   * check for empty themselves. */
   if (from->paused)
     {
       from->paused = false;
@@ -432,8 +462,16 @@ start_relay (struct pr_conn *c)
     {
       struct bufferevent *b = c->s[i].bev;
       bufferevent_set_timeouts (b, NULL, NULL);
+      /* libevent reads and writes at most 16 KB per call by default: a
+       * 1 GB body cost ~65000 readv and as many writev and epoll_ctl
+       * calls each way.  Move up to the relay window per call, and resume
+       * a paused reader when the other side's output falls to half the
+       * window instead of to empty, so the pipe never runs dry between
+       * bursts. */
+      bufferevent_set_max_single_read (b, PR_EGRESS_RELAY_HIGH);
+      bufferevent_set_max_single_write (b, PR_EGRESS_RELAY_HIGH);
       bufferevent_setwatermark (b, EV_READ, 0, 0);
-      bufferevent_setwatermark (b, EV_WRITE, 0, 0);
+      bufferevent_setwatermark (b, EV_WRITE, PR_EGRESS_RELAY_HIGH / 2, 0);
       bufferevent_setcb (b, relay_read_cb, relay_write_cb, relay_event_cb, c);
       bufferevent_enable (b, EV_READ | EV_WRITE);
     }
@@ -540,7 +578,7 @@ resolved_cb (int result, struct evutil_addrinfo *res, void *arg)
   c->dnsreq = NULL;
   if (result != 0)
     {
-      decide (c, true, "cannot resolve %s: %s", c->host, evutil_gai_strerror (result));
+      decide (c, false, "cannot resolve %s: %s", c->host, evutil_gai_strerror (result));
       reply_error (c, 502);
       return;
     }
@@ -551,7 +589,7 @@ resolved_cb (int result, struct evutil_addrinfo *res, void *arg)
         continue;
       if (check)
         {
-          enum pr_addr_class cls = pr_hostcheck (ai->ai_addr);
+          enum pr_addr_class cls = pr_hostcheck_cached (&c->eg->own, ai->ai_addr);
           if (cls != PR_ADDR_PUBLIC)
             {
               if (refused_class == PR_ADDR_PUBLIC)

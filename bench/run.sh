@@ -1,0 +1,613 @@
+#!/bin/bash
+# bench/run.sh - proctor vs crun vs runc, side by side on this machine.
+#
+#   make bench                      (or: bench/run.sh from the build dir)
+#   QUICK=1 make bench              a smoke run, under 2 minutes
+#
+# Writes bench/results/ (under the source tree; git-ignored):
+#   results.md     the table (medians, ratios), pasted into docs/performance.md
+#   results.tsv    the same numbers, one row per metric, for scripts
+#   chart.png      gnuplot chart of the same (bench/chart.gp)
+#   raw/           hyperfine JSON of every round, RSS samples, proxy samples
+#
+# What is measured (all runtimes on the same bundles, same machine, same run):
+#   run       `RT run ID` of /bin/true from a busybox bundle: create + start +
+#             wait + delete in one runtime call, sequential, 100 containers
+#   exec      `RT exec ID /bin/true` into a running container, 200 execs
+#   plain / userns+netns
+#             `RT run` of the same bundle without user and network namespace,
+#             and with a fresh user namespace (0 -> 100000, 65536 ids, the
+#             rootfs chowned to match) plus a fresh network namespace: the
+#             shape of a rollout container
+#   peak RSS  ru_maxrss of the runtime process (GNU time %M) during `create`
+#             and during `exec`, median of N samples
+#   binary    size on disk and stripped size of each runtime binary
+#   proxy     1 GiB download: direct, through tinyproxy and through
+#             proctor's egress proxy (tests/tools/egress-harness, agent
+#             listener, "public" policy, decision log on); connections per
+#             second for 64-byte responses (ab, 16 clients, a new connection
+#             per request) for the same three.  Clients reach the proxies
+#             over loopback; the origin sits behind a veth in a network
+#             namespace of the run's own (the proxy refuses loopback origins)
+#   podman    `podman --runtime RT run --rm IMAGE /bin/true` end to end
+#
+# How the runtimes are interleaved: every timing is taken in ROUNDS; a round
+# is one hyperfine call with the three runtimes as three commands (K runs
+# each, one warm-up run each) and the order of the three rotates from round
+# to round, so a burst of load from anything else on the machine lands on
+# all three alike.  Medians are over all runs of all rounds.  The RSS and
+# proxy samples are interleaved the same way (one sample each, rotating).
+#
+# Making crun usable on this host: the machine is hybrid (cgroup v1
+# controllers plus cgroup2 at /sys/fs/cgroup/unified) and the hugetlb
+# controller is on the unified hierarchy; crun 1.8 then refuses to run
+# ("cgroups in hybrid mode not supported, drop all controllers from
+# cgroupv2"), with --cgroup-manager=disabled as well (the check comes
+# first).  Two ways, chosen with CRUN_CGROUPS:
+#   mountns     (default) crun runs through `nswrap -u`: a fresh mount
+#               namespace in which /sys/fs/cgroup/unified is detached, so
+#               crun sees a plain v1 host and uses cgroupfs there; the host
+#               is not changed.  crun then skips the (empty) unified
+#               cgroup that proctor and runc create; the extra cost of -u is
+#               measured as its own row ("wrapper -u") and is charged to crun.
+#   hugetlb-v1  move hugetlb to a v1 mount (mount -t cgroup -o hugetlb) for
+#               the duration of the run and move it back at exit.  This
+#               changes the host's cgroup layout for everything running on
+#               it: use it only on a scratch machine (BENCH_SCRATCH=1 is
+#               required as a confirmation).
+# Every runtime call goes through the same static helper (bench/nswrap.c),
+# so all three pay the same extra exec.
+#
+# proctor is measured as a package installs it: a stripped copy of the
+# built binary (`make` builds with -g, and the sealed-memfd copy that every
+# create and exec makes would otherwise copy the debug info too; crun and
+# runc from Debian are stripped).  BENCH_STRIP=0 measures the build as is.
+#
+# Environment: PROCTOR (binary, default ./src/proctor of the build dir),
+# CRUN, RUNC, QUICK=1, BENCH_STRIP, BENCH_WORK (scratch dir, default
+# /var/tmp/proctor-bench), BENCH_RESULTS (default $srcdir/bench/results),
+# BENCH_PORT (origin port; tinyproxy takes the next one; default 18080),
+# BENCH_ONLY (space-separated subset of: run exec userns rss size proxy
+# podman).
+#
+# Timings never gate anything: this script is not part of `make check`, and
+# it exits 0 whatever the numbers are (non-zero only when it cannot measure).
+set -euo pipefail
+
+SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
+BENCH=$SRCDIR/bench
+QUICK=${QUICK:-0}
+WORK=${BENCH_WORK:-/var/tmp/proctor-bench}
+RESULTS=${BENCH_RESULTS:-$BENCH/results}
+RAW=$RESULTS/raw
+PORT0=${BENCH_PORT:-18080}
+ONLY=${BENCH_ONLY:-run exec userns rss size proxy podman}
+CRUN_CGROUPS=${CRUN_CGROUPS:-mountns}
+
+if [ -z "${PROCTOR:-}" ]; then
+	for p in "$PWD/src/proctor" "$SRCDIR/src/proctor"; do
+		[ -x "$p" ] && { PROCTOR=$p; break; }
+	done
+fi
+PROCTOR=$(readlink -f "${PROCTOR:-}" 2>/dev/null || true)
+CRUN=${CRUN:-$(command -v crun || true)}
+RUNC=${RUNC:-$(command -v runc || true)}
+
+if [ "$QUICK" = 1 ]; then
+	ROUNDS=4 RUN_K=5 EXEC_K=10 NS_K=5 RSS_N=3 POD_ROUNDS=2 POD_K=2
+	PROXY_BYTES=$((256 * 1024 * 1024)) PROXY_REPS=1 AB_N=3000
+else
+	# run: 10 x 10 = 100 containers, exec: 10 x 20 = 200 execs per runtime
+	ROUNDS=10 RUN_K=10 EXEC_K=20 NS_K=5 RSS_N=15 POD_ROUNDS=5 POD_K=4
+	PROXY_BYTES=$((1024 * 1024 * 1024)) PROXY_REPS=3 AB_N=20000
+fi
+AB_C=16
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+want() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
+
+[ "$(id -u)" = 0 ] || die "must run as root (the runtimes create namespaces and cgroups)"
+[ -n "$PROCTOR" ] && [ -x "$PROCTOR" ] || die "no proctor binary: build it (make) or set PROCTOR"
+for tool in hyperfine jq cc; do
+	command -v "$tool" >/dev/null ||
+		die "$tool is missing: apt-get install -y hyperfine jq gcc gnuplot-nox tinyproxy apache2-utils curl time"
+done
+[ -x /usr/bin/time ] || die "GNU time is missing: apt-get install -y time"
+
+# ------------------------------------------------------------------ setup
+
+mkdir -p "$WORK" "$RAW"
+rm -f "$RAW"/*.json "$RAW"/*.txt "$RAW"/*.log "$RESULTS"/results.tsv "$RESULTS"/proxy.tsv
+TSV=$RESULTS/results.tsv
+printf 'section\tmetric\tunit\tproctor\tcrun\trunc\n' >"$TSV"
+ID=pb$$
+
+PROCTOR_BUILT=$PROCTOR
+if [ "${BENCH_STRIP:-1}" = 1 ]; then
+	strip -o "$WORK/proctor" "$PROCTOR" || die "cannot strip $PROCTOR"
+	PROCTOR=$WORK/proctor
+fi
+
+NSWRAP=$WORK/nswrap
+cc -O2 -static -o "$NSWRAP" "$BENCH/nswrap.c" 2>/dev/null || cc -O2 -o "$NSWRAP" "$BENCH/nswrap.c"
+
+HUGETLB_MOVED=0
+PIDS_TO_KILL=()
+cleanup() {
+	local rt
+	set +e
+	for rt in "${RTS[@]:-}"; do
+		[ -n "$rt" ] || continue
+		rtcmd "$rt" delete -f "$ID-exec" >/dev/null 2>&1
+		rtcmd "$rt" delete -f "$ID-rss" >/dev/null 2>&1
+	done
+	for p in "${PIDS_TO_KILL[@]:-}"; do
+		[ -n "$p" ] && kill "$p" 2>/dev/null
+	done
+	if [ "${NETNS_MADE:-0}" = 1 ]; then
+		ip netns del "$ORIGIN_NS" 2>/dev/null
+		ip link del "$VETH_H" 2>/dev/null
+	fi
+	if [ "$HUGETLB_MOVED" = 1 ]; then
+		umount /sys/fs/cgroup/hugetlb && rmdir /sys/fs/cgroup/hugetlb
+		log "hugetlb moved back to the unified hierarchy"
+	fi
+}
+trap cleanup EXIT
+
+CRUN_WRAP="-u"
+if [ -n "$CRUN" ]; then
+	case $CRUN_CGROUPS in
+	mountns) ;;
+	hugetlb-v1)
+		[ "${BENCH_SCRATCH:-0}" = 1 ] || die "CRUN_CGROUPS=hugetlb-v1 changes the host's cgroups: set BENCH_SCRATCH=1 on a scratch machine"
+		if ! grep -q ' /sys/fs/cgroup/hugetlb ' /proc/self/mountinfo; then
+			mkdir -p /sys/fs/cgroup/hugetlb
+			mount -t cgroup -o hugetlb cgroup /sys/fs/cgroup/hugetlb ||
+				die "cannot move hugetlb to v1 (is it enabled in a cgroup.subtree_control?)"
+			HUGETLB_MOVED=1
+		fi
+		CRUN_WRAP=""
+		;;
+	*) die "CRUN_CGROUPS must be mountns or hugetlb-v1" ;;
+	esac
+fi
+
+# Runtimes present, in a fixed base order; rounds rotate it.
+RTS=(proctor)
+[ -n "$CRUN" ] && RTS+=(crun) || log "crun not installed: its column stays empty"
+[ -n "$RUNC" ] && RTS+=(runc) || log "runc not installed: its column stays empty"
+mkdir -p "$WORK/state"
+# rtargv RT: the argv prefix that runs runtime RT with its own --root.
+rtargv() {
+	case $1 in
+	proctor) echo "$NSWRAP $PROCTOR --root $WORK/state/proctor" ;;
+	crun) echo "$NSWRAP $CRUN_WRAP $CRUN --root $WORK/state/crun" ;;
+	runc) echo "$NSWRAP $RUNC --root $WORK/state/runc" ;;
+	esac
+}
+rtcmd() {
+	local rt=$1
+	shift
+	# shellcheck disable=SC2046
+	$(rtargv "$rt") "$@"
+}
+# rotated ROUND: the runtimes, rotated by ROUND.
+rotated() {
+	local n=${#RTS[@]} i
+	for ((i = 0; i < n; i++)); do
+		printf '%s ' "${RTS[$(((i + $1) % n))]}"
+	done
+}
+
+# Bundles: one busybox rootfs, config from `runc spec` (terminal false,
+# args /bin/true).  Rebuilt only when missing.
+ROOTFS_SRC=/var/cache/proctor/rootfs/busybox
+make_rootfs() {
+	local dir=$1 bb
+	if [ -x "$ROOTFS_SRC/bin/busybox" ]; then
+		cp -a "$ROOTFS_SRC" "$dir"
+		return
+	fi
+	bb=$(command -v busybox || true)
+	[ -x /bin/busybox ] && bb=/bin/busybox
+	[ -n "$bb" ] || die "no busybox rootfs and no busybox binary (apt-get install -y busybox-static)"
+	mkdir -p "$dir"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,root,run}
+	cp "$bb" "$dir/bin/busybox"
+	# applet links point at the copy, never at busybox itself by a loop
+	for applet in $("$dir/bin/busybox" --list); do
+		[ "$applet" = busybox ] || ln -sf /bin/busybox "$dir/bin/$applet"
+	done
+	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$dir/etc/passwd"
+	printf 'root:x:0:\n' >"$dir/etc/group"
+}
+BUNDLES=$WORK/bundles
+if [ ! -f "$BUNDLES/.done" ]; then
+	log "building bundles in $BUNDLES"
+	rm -rf "$BUNDLES"
+	mkdir -p "$BUNDLES"/{run,exec,plain,userns}
+	make_rootfs "$BUNDLES/rootfs"
+	(cd "$BUNDLES/run" && runc spec 2>/dev/null || "$PROCTOR" spec)
+	base=$BUNDLES/run/config.json
+	jq '.process.terminal = false | .process.args = ["/bin/true"] | .root.path = "../rootfs"' \
+		"$base" >"$base.new" && mv "$base.new" "$base"
+	jq '.process.args = ["/bin/sleep", "1800"]' "$base" >"$BUNDLES/exec/config.json"
+	jq '.linux.namespaces |= map(select(.type != "network" and .type != "user"))' \
+		"$base" >"$BUNDLES/plain/config.json"
+	cp -a "$BUNDLES/rootfs" "$BUNDLES/userns/rootfs"
+	chown -R 100000:100000 "$BUNDLES/userns/rootfs"
+	jq '.root.path = "rootfs"
+	    | .linux.namespaces |= (map(select(.type != "network" and .type != "user"))
+	                            + [{"type": "network"}, {"type": "user"}])
+	    | .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+	    | .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]' \
+		"$base" >"$BUNDLES/userns/config.json"
+	touch "$BUNDLES/.done"
+fi
+
+# ---------------------------------------------------------------- helpers
+
+# hf_rounds NAME ROUNDS K CMD_TEMPLATE: interleaved hyperfine rounds; the
+# template has RT where the runtime's argv prefix goes.
+hf_rounds() {
+	local name=$1 rounds=$2 k=$3 tmpl=$4 r rt args
+	for ((r = 0; r < rounds; r++)); do
+		args=()
+		for rt in $(rotated "$r"); do
+			args+=(-n "$rt" "${tmpl//RT/$(rtargv "$rt")}")
+		done
+		# hyperfine's "statistical outliers" warnings go to the log: with
+		# other work on the machine they are expected, and the medians
+		# are what the table uses.
+		hyperfine -N -i --style none --warmup 1 --runs "$k" \
+			--export-json "$RAW/$name.$r.json" "${args[@]}" >/dev/null 2>>"$RAW/hyperfine.log" || {
+			tail -5 "$RAW/hyperfine.log" >&2
+			die "hyperfine failed in $name round $r"
+		}
+	done
+}
+
+# hf_median NAME CMDNAME: median in ms over all rounds of NAME.
+hf_median() {
+	jq -s --arg c "$2" '[.[].results[] | select(.command == $c) | .times[]] | sort
+	    | if length == 0 then empty
+	      elif length % 2 == 1 then .[length / 2 | floor]
+	      else (.[length / 2 - 1] + .[length / 2]) / 2 end | . * 1000 * 1000 | round / 1000' \
+		"$RAW/$1".*.json
+}
+# hf_cpu NAME CMDNAME: mean user+system CPU ms per run (hyperfine's rusage of
+# the command and its children, so the container's /bin/true is in it too).
+hf_cpu() {
+	jq -s --arg c "$2" '[.[].results[] | select(.command == $c) | (.user + .system)]
+	    | if length == 0 then empty else add / length * 1000 * 1000 | round / 1000 end' "$RAW/$1".*.json
+}
+# hf_fail NAME CMDNAME: runs that exited non-zero (hyperfine -i keeps going).
+hf_fail() {
+	jq -s --arg c "$2" '[.[].results[] | select(.command == $c) | .exit_codes[] | select(. != 0)] | length' \
+		"$RAW/$1".*.json
+}
+hf_count() {
+	jq -s --arg c "$2" '[.[].results[] | select(.command == $c) | .times[]] | length' "$RAW/$1".*.json
+}
+
+# median_file FILE: median of the numbers in FILE (one per line).
+median_file() {
+	sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) exit; if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# row SECTION METRIC UNIT PROCTOR CRUN RUNC
+row() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$TSV"; }
+col() {
+	# col RT VALUE...: prints the value for RT if it ran, "-" otherwise
+	case " ${RTS[*]} " in *" $1 "*) printf '%s' "$2" ;; *) printf -- '-' ;; esac
+}
+hf_row() {
+	local section=$1 metric=$2 name=$3 rt f
+	row "$section" "$metric" ms \
+		"$(hf_median "$name" proctor)" \
+		"$(col crun "$(hf_median "$name" crun 2>/dev/null)")" \
+		"$(col runc "$(hf_median "$name" runc 2>/dev/null)")"
+	row "$section-cpu" "$metric: CPU user+sys" "ms, mean" \
+		"$(hf_cpu "$name" proctor)" \
+		"$(col crun "$(hf_cpu "$name" crun 2>/dev/null)")" \
+		"$(col runc "$(hf_cpu "$name" runc 2>/dev/null)")"
+	for rt in "${RTS[@]}"; do
+		f=$(hf_fail "$name" "$rt")
+		[ "${f:-0}" = 0 ] || log "warning: $rt failed $f of its runs in $name (see $RAW/$name.*.json)"
+	done
+}
+
+START=$(date +%s)
+log "proctor: $PROCTOR ($("$PROCTOR" --version | head -1)), built as $PROCTOR_BUILT"
+[ -n "$CRUN" ] && log "crun: $CRUN ($("$CRUN" --version | head -1)), cgroups via $CRUN_CGROUPS"
+[ -n "$RUNC" ] && log "runc: $RUNC ($("$RUNC" --version | head -1))"
+log "mode: $([ "$QUICK" = 1 ] && echo quick || echo full), $ROUNDS rounds"
+
+# ---------------------------------------------------------------- wrapper
+
+# What the helper itself costs: -u (crun's) against the plain exec.
+hyperfine -N --style none --warmup 3 --runs $((ROUNDS * 10)) --export-json "$RAW/wrapper.0.json" \
+	-n plain "$NSWRAP /bin/true" -n unshare "$NSWRAP -u /bin/true" >/dev/null 2>>"$RAW/hyperfine.log"
+row wrapper "wrapper exec (all runtimes)" ms "$(hf_median wrapper plain)" "$(hf_median wrapper plain)" "$(hf_median wrapper plain)"
+row wrapper "wrapper -u extra (crun, mountns)" ms 0 \
+	"$(jq -n --argjson a "$(hf_median wrapper unshare)" --argjson b "$(hf_median wrapper plain)" '($a - $b) * 1000 | round / 1000')" 0
+
+# -------------------------------------------------------------------- run
+
+if want run; then
+	log "run: $((ROUNDS * RUN_K)) containers per runtime (create+start+wait+delete of /bin/true)"
+	hf_rounds run "$ROUNDS" "$RUN_K" "RT run --bundle $BUNDLES/run $ID-run"
+	hf_row run "run /bin/true (create+start+wait+delete)" run
+fi
+
+# ------------------------------------------------------------------- exec
+
+if want exec; then
+	log "exec: $((ROUNDS * EXEC_K)) execs of /bin/true per runtime"
+	for rt in "${RTS[@]}"; do
+		rtcmd "$rt" run -d --bundle "$BUNDLES/exec" "$ID-exec" </dev/null >/dev/null 2>&1 ||
+			die "$rt: cannot start the exec container"
+	done
+	hf_rounds exec "$ROUNDS" "$EXEC_K" "RT exec $ID-exec /bin/true"
+	hf_row exec "exec /bin/true into a running container" exec
+	for rt in "${RTS[@]}"; do rtcmd "$rt" delete -f "$ID-exec" >/dev/null 2>&1 || true; done
+fi
+
+# ----------------------------------------------------------------- userns
+
+if want userns; then
+	log "plain vs userns+netns: $((ROUNDS * NS_K)) containers each per runtime"
+	hf_rounds plain "$ROUNDS" "$NS_K" "RT run --bundle $BUNDLES/plain $ID-plain"
+	hf_rounds userns "$ROUNDS" "$NS_K" "RT run --bundle $BUNDLES/userns $ID-userns"
+	hf_row userns "run, no userns, no netns" plain
+	hf_row userns "run, userns + fresh netns (rollout shape)" userns
+fi
+
+# -------------------------------------------------------------------- rss
+
+if want rss; then
+	log "peak RSS: $RSS_N samples of create and exec per runtime"
+	for rt in "${RTS[@]}"; do
+		: >"$RAW/rss-create-$rt.txt"
+		: >"$RAW/rss-exec-$rt.txt"
+	done
+	for ((i = 0; i < RSS_N; i++)); do
+		for rt in $(rotated "$i"); do
+			# shellcheck disable=SC2046
+			/usr/bin/time -f %M -o "$WORK/rss.out" $(rtargv "$rt") create --bundle "$BUNDLES/exec" "$ID-rss" \
+				</dev/null >/dev/null 2>&1 || die "$rt create failed"
+			cat "$WORK/rss.out" >>"$RAW/rss-create-$rt.txt"
+			rtcmd "$rt" start "$ID-rss" >/dev/null 2>&1
+			# shellcheck disable=SC2046
+			/usr/bin/time -f %M -o "$WORK/rss.out" $(rtargv "$rt") exec "$ID-rss" /bin/true \
+				</dev/null >/dev/null 2>&1 || die "$rt exec failed"
+			cat "$WORK/rss.out" >>"$RAW/rss-exec-$rt.txt"
+			rtcmd "$rt" delete -f "$ID-rss" >/dev/null 2>&1
+		done
+	done
+	for op in create exec; do
+		row rss "peak RSS during $op" KiB \
+			"$(median_file "$RAW/rss-$op-proctor.txt")" \
+			"$(col crun "$(median_file "$RAW/rss-$op-crun.txt" 2>/dev/null)")" \
+			"$(col runc "$(median_file "$RAW/rss-$op-runc.txt" 2>/dev/null)")"
+	done
+	row rss "wrapper (nswrap) peak RSS, included above" KiB \
+		"$(/usr/bin/time -f %M "$NSWRAP" /bin/true 2>&1 >/dev/null | tail -1)" "" ""
+fi
+
+# ------------------------------------------------------------------- size
+
+if want size; then
+	stripped() {
+		[ -n "$1" ] || return 0
+		strip -o "$WORK/stripped" "$1" 2>/dev/null && stat -c %s "$WORK/stripped"
+	}
+	row size "binary as built (proctor: -g, unstripped)" bytes "$(stat -Lc %s "$PROCTOR_BUILT")" \
+		"$(col crun "$(stat -Lc %s "$CRUN" 2>/dev/null)")" "$(col runc "$(stat -Lc %s "$RUNC" 2>/dev/null)")"
+	row size "binary stripped" bytes "$(stripped "$PROCTOR")" \
+		"$(col crun "$(stripped "$CRUN")")" "$(col runc "$(stripped "$RUNC")")"
+	nlibs() { [ -n "$1" ] && ldd "$1" 2>/dev/null | grep -c '=>' || echo 0; }
+	row size "shared libraries loaded" count "$(nlibs "$PROCTOR")" \
+		"$(col crun "$(nlibs "$CRUN")")" "$(col runc "$(nlibs "$RUNC")")"
+fi
+
+# ------------------------------------------------------------------ proxy
+
+# proxies: direct, tinyproxy, egress; PROXY_LIST holds those available.
+# The origin (bench/upstream.c) runs in a network namespace of this run's
+# own, behind a veth pair, at 198.19.N.2: the egress proxy never connects to
+# loopback or private addresses, and 198.18.0.0/15 (the benchmarking range,
+# RFC 2544) is public to it.  Clients reach the proxies over loopback; every
+# path to the origin (direct, tinyproxy, egress) crosses the same veth, and
+# nothing leaves this machine.
+if want proxy; then
+	command -v curl >/dev/null || die "curl is missing: apt-get install -y curl"
+	command -v ip >/dev/null || die "ip is missing: apt-get install -y iproute2"
+	UP_PORT=$PORT0 TP_PORT=$((PORT0 + 1))
+	cc -O2 -o "$WORK/upstream" "$BENCH/upstream.c"
+	ORIGIN_NS=pb-origin-$$ VETH_H=pbo$$a VETH_N=pbo$$b
+	ON=$(($$ % 200 + 20))
+	ORIGIN=198.19.$ON.2
+	ip netns add "$ORIGIN_NS"
+	NETNS_MADE=1
+	ip link add "$VETH_H" type veth peer name "$VETH_N"
+	ip link set "$VETH_N" netns "$ORIGIN_NS"
+	ip addr add "198.19.$ON.1/24" dev "$VETH_H"
+	ip link set "$VETH_H" up
+	ip -n "$ORIGIN_NS" addr add "$ORIGIN/24" dev "$VETH_N"
+	ip -n "$ORIGIN_NS" link set "$VETH_N" up
+	ip -n "$ORIGIN_NS" link set lo up
+	ip netns exec "$ORIGIN_NS" "$WORK/upstream" "$UP_PORT" 900 0.0.0.0 &
+	PIDS_TO_KILL+=($!)
+	PROXY_LIST=(direct)
+	declare -A PROXY_PID=()
+	# proxy_cpu_ms NAME: CPU time (user+sys, all threads) the proxy process
+	# has used so far, in ms; 0 for direct.  On a busy machine a proxy's
+	# requests per second also measure how much CPU the scheduler gave it
+	# (a single-threaded event loop against a thread per connection); CPU
+	# per request and per GiB do not.
+	proxy_cpu_ms() {
+		local pid=${PROXY_PID[$1]:-}
+		[ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || { echo 0; return; }
+		awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000 / hz }' "/proc/$pid/stat"
+	}
+	wait_port() {
+		local i
+		for ((i = 0; i < 50; i++)); do
+			(exec 3<>"/dev/tcp/$1/$2") 2>/dev/null && return 0
+			sleep 0.1
+		done
+		return 1
+	}
+	wait_port "$ORIGIN" "$UP_PORT" || die "origin did not start on $ORIGIN:$UP_PORT"
+	if command -v tinyproxy >/dev/null; then
+		cat >"$WORK/tinyproxy.conf" <<-EOF
+			Port $TP_PORT
+			Listen 127.0.0.1
+			Timeout 60
+			MaxClients 1024
+			LogLevel Critical
+			LogFile "$WORK/tinyproxy.log"
+			PidFile "$WORK/tinyproxy.pid"
+			Allow 127.0.0.1
+			DisableViaHeader Yes
+		EOF
+		tinyproxy -d -c "$WORK/tinyproxy.conf" >/dev/null 2>&1 &
+		PIDS_TO_KILL+=($!)
+		PROXY_PID[tinyproxy]=$!
+		wait_port 127.0.0.1 "$TP_PORT" && PROXY_LIST+=(tinyproxy) || log "tinyproxy did not start"
+	else
+		log "tinyproxy not installed (apt-get install -y tinyproxy): no reference proxy"
+	fi
+	HARNESS=""
+	for h in "$PWD/tests/tools/egress-harness" "$SRCDIR/tests/tools/egress-harness"; do
+		[ -x "$h" ] && { HARNESS=$h; break; }
+	done
+	if [ -z "$HARNESS" ]; then
+		echo "proxy: not built yet"
+		log "proxy: not built yet (tests/tools/egress-harness is missing; make check builds it); measuring direct and tinyproxy only"
+	else
+		# The agent listener under a "public" policy, its decision log on,
+		# as create starts it for a rollout container (minus the netns).
+		printf '{"version": 1, "agent": {"network_mode": "public"}}\n' >"$WORK/policy.json"
+		printf 'nameserver 127.0.0.1\n' >"$WORK/resolv.conf"
+		rm -f "$WORK/egress.ready"
+		"$HARNESS" --policy "$WORK/policy.json" --agent 127.0.0.1:0 --log "$WORK/egress-decisions.jsonl" \
+			--resolv "$WORK/resolv.conf" --ready-file "$WORK/egress.ready" >"$WORK/egress.log" 2>&1 &
+		PIDS_TO_KILL+=($!)
+		PROXY_PID[egress]=$!
+		for ((i = 0; i < 50; i++)); do [ -s "$WORK/egress.ready" ] && break; sleep 0.1; done
+		EG_PORT=$(sed -n 's/^agent=//p' "$WORK/egress.ready" 2>/dev/null)
+		if [ -n "$EG_PORT" ] && curl -sf -x "http://127.0.0.1:$EG_PORT" -o /dev/null "http://$ORIGIN:$UP_PORT/16"; then
+			PROXY_LIST+=(egress)
+		else
+			echo "proxy: egress-harness did not serve (see $WORK/egress.log)"
+		fi
+	fi
+	proxy_opt() {
+		case $1 in
+		direct) ;;
+		tinyproxy) printf '%s' "127.0.0.1:$TP_PORT" ;;
+		egress) printf '%s' "127.0.0.1:$EG_PORT" ;;
+		esac
+	}
+	log "proxy: ${PROXY_LIST[*]}: $PROXY_REPS x $((PROXY_BYTES / 1048576)) MiB download, $PROXY_REPS x $AB_N short requests"
+	for p in "${PROXY_LIST[@]}"; do
+		: >"$RAW/proxy-tput-$p.txt"
+		: >"$RAW/proxy-cps-$p.txt"
+		: >"$RAW/proxy-cpugib-$p.txt"
+		: >"$RAW/proxy-cpureq-$p.txt"
+	done
+	for ((i = 0; i < PROXY_REPS; i++)); do
+		n=${#PROXY_LIST[@]}
+		for ((j = 0; j < n; j++)); do
+			p=${PROXY_LIST[$(((i + j) % n))]}
+			px=$(proxy_opt "$p")
+			c0=$(proxy_cpu_ms "$p")
+			bps=$(curl -s ${px:+-x "http://$px"} -o /dev/null -w '%{speed_download} %{size_download}' \
+				"http://$ORIGIN:$UP_PORT/$PROXY_BYTES")
+			c1=$(proxy_cpu_ms "$p")
+			[ "${bps#* }" = "$PROXY_BYTES" ] || { log "$p: short download ($bps)"; continue; }
+			echo "${bps% *}" | awk '{ printf "%.1f\n", $1 / 1048576 }' >>"$RAW/proxy-tput-$p.txt"
+			[ "$p" = direct ] || awk -v a="$c0" -v b="$c1" -v n="$PROXY_BYTES" \
+				'BEGIN { printf "%.0f\n", (b - a) * 1073741824 / n }' >>"$RAW/proxy-cpugib-$p.txt"
+			if command -v ab >/dev/null; then
+				c0=$(proxy_cpu_ms "$p")
+				ab -q -r -n "$AB_N" -c "$AB_C" ${px:+-X "$px"} "http://$ORIGIN:$UP_PORT/64" \
+					>"$RAW/ab-$p-$i.txt" 2>&1 || true
+				c1=$(proxy_cpu_ms "$p")
+				[ "$p" = direct ] || awk -v a="$c0" -v b="$c1" -v n="$AB_N" \
+					'BEGIN { printf "%.1f\n", (b - a) * 1000 / n }' >>"$RAW/proxy-cpureq-$p.txt"
+				awk '/^Requests per second/ { printf "%.0f\n", $4 }' "$RAW/ab-$p-$i.txt" >>"$RAW/proxy-cps-$p.txt"
+				awk '/^(Failed requests|Non-2xx)/ && $NF + 0 > 0 { print FILENAME ": " $0 }' "$RAW/ab-$p-$i.txt" >&2
+			fi
+		done
+	done
+	pmed() { [ -s "$RAW/proxy-$1-$2.txt" ] && median_file "$RAW/proxy-$1-$2.txt" || printf -- '-'; }
+	{
+		printf 'proxy\tdownload throughput, %s MiB\tMiB/s' "$((PROXY_BYTES / 1048576))"
+		for p in direct tinyproxy egress; do printf '\t%s' "$(pmed tput $p)"; done
+		printf '\n'
+		printf 'proxy\tshort requests, new connection each (ab -c %s)\treq/s' "$AB_C"
+		for p in direct tinyproxy egress; do printf '\t%s' "$(pmed cps $p)"; done
+		printf '\n'
+		printf 'proxy\tproxy CPU per GiB downloaded\tms'
+		for p in direct tinyproxy egress; do printf '\t%s' "$(pmed cpugib $p)"; done
+		printf '\n'
+		printf 'proxy\tproxy CPU per short request\tus'
+		for p in direct tinyproxy egress; do printf '\t%s' "$(pmed cpureq $p)"; done
+		printf '\n'
+	} >"$RESULTS/proxy.tsv"
+fi
+
+# ----------------------------------------------------------------- podman
+
+if want podman; then
+	if ! command -v podman >/dev/null; then
+		log "podman not installed: skipped"
+	else
+		IMAGE=localhost/proctor/busybox
+		if ! podman image exists "$IMAGE" 2>/dev/null; then
+			IMAGE=localhost/proctor-bench/busybox
+			podman image exists "$IMAGE" 2>/dev/null ||
+				tar -C "$BUNDLES/rootfs" -c . | podman import -q - "$IMAGE" >/dev/null
+		fi
+		# podman takes a runtime path; these wrappers add the same nswrap
+		# exec the direct rows pay (and -u for crun).
+		mkdir -p "$WORK/podman-rt"
+		for rt in "${RTS[@]}"; do
+			case $rt in
+			proctor) real=$PROCTOR w="" ;;
+			crun) real=$CRUN w=$CRUN_WRAP ;;
+			runc) real=$RUNC w="" ;;
+			esac
+			printf '#!/bin/sh\nexec %s %s %s "$@"\n' "$NSWRAP" "$w" "$real" >"$WORK/podman-rt/$rt"
+			chmod +x "$WORK/podman-rt/$rt"
+			podman --runtime "$WORK/podman-rt/$rt" run --rm "$IMAGE" /bin/true ||
+				die "podman with $rt cannot run $IMAGE"
+		done
+		log "podman: $((POD_ROUNDS * POD_K)) x podman run --rm per runtime"
+		for ((r = 0; r < POD_ROUNDS; r++)); do
+			args=()
+			for rt in $(rotated "$r"); do
+				args+=(-n "$rt" "podman --runtime $WORK/podman-rt/$rt run --rm $IMAGE /bin/true")
+			done
+			hyperfine -N -i --style none --warmup 1 --runs "$POD_K" --export-json "$RAW/podman.$r.json" \
+				"${args[@]}" >/dev/null 2>>"$RAW/hyperfine.log" || {
+				tail -5 "$RAW/hyperfine.log" >&2
+				die "hyperfine failed in podman round $r"
+			}
+		done
+		hf_row podman "podman run --rm busybox /bin/true" podman
+	fi
+fi
+
+# ------------------------------------------------------------------ report
+
+"$BENCH/report.sh" "$RESULTS" "$(date -u +%Y-%m-%dT%H:%MZ)" \
+	"$($PROCTOR --version | head -1)" "$([ -n "$CRUN" ] && $CRUN --version | head -1)" \
+	"$([ -n "$RUNC" ] && $RUNC --version | head -1)" "$([ "$QUICK" = 1 ] && echo quick || echo full)" \
+	"$CRUN_CGROUPS"
+cat "$RESULTS/results.md"
+log "done in $(($(date +%s) - START)) s; results in $RESULTS"
