@@ -75,22 +75,11 @@ pr_json_string (yajl_val v, const char *path, char **out, pr_error **err)
   return 0;
 }
 
-static bool
-all_digits (const char *s)
-{
-  if (*s == '\0')
-    return false;
-  for (; *s; s++)
-    if (*s < '0' || *s > '9')
-      return false;
-  return true;
-}
-
 int
 pr_json_unsigned (yajl_val v, const char *path, uint64_t max, uint64_t *out, pr_error **err)
 {
   const char *what = max <= UINT32_MAX ? "an unsigned 32-bit integer" : "an unsigned 64-bit integer";
-  if (!YAJL_IS_NUMBER (v) || !all_digits (v->u.number.r))
+  if (!YAJL_IS_NUMBER (v) || !pr_str_is_digits (v->u.number.r, strlen (v->u.number.r)))
     return pr_error_set (err, 0, "%s: expected %s", path, what);
   errno = 0;
   unsigned long long n = strtoull (v->u.number.r, NULL, 10);
@@ -104,7 +93,7 @@ int
 pr_json_signed (yajl_val v, const char *path, int64_t min, int64_t max, int64_t *out, pr_error **err)
 {
   const char *r = YAJL_IS_NUMBER (v) ? v->u.number.r : NULL;
-  if (r == NULL || !all_digits (r[0] == '-' ? r + 1 : r))
+  if (r == NULL || !pr_str_is_digits (r[0] == '-' ? r + 1 : r, strlen (r[0] == '-' ? r + 1 : r)))
     return pr_error_set (err, 0, "%s: expected an integer", path);
   errno = 0;
   long long n = strtoll (r, NULL, 10);

@@ -194,6 +194,17 @@ pr_strv_append (char **v, const char *s)
   return v;
 }
 
+bool
+pr_str_is_digits (const char *s, size_t n)
+{
+  if (n == 0)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (s[i] < '0' || s[i] > '9')
+      return false;
+  return true;
+}
+
 int
 pr_parse_u64 (const char *s, uint64_t *out)
 {

@@ -62,6 +62,10 @@ void pr_strv_free (char **v);
 /* Appends a copy of s, returns the new vector (old pointer is invalid). */
 char **pr_strv_append (char **v, const char *s);
 
+/* True when the first n bytes of s are all ASCII digits and n > 0 (pass
+ * strlen (s) for a whole string). */
+bool pr_str_is_digits (const char *s, size_t n);
+
 /* Parses a decimal unsigned integer; -1 with errno=EINVAL/ERANGE. */
 int pr_parse_u64 (const char *s, uint64_t *out);
 

@@ -185,7 +185,7 @@ add_syscall (scmp_filter_ctx ctx, const struct pr_seccomp_syscall *s, uint32_t d
   for (size_t i = 0; i < s->n_args; i++)
     {
       const struct pr_seccomp_arg *a = &s->args[i];
-      enum scmp_compare op;
+      enum scmp_compare op = SCMP_CMP_EQ;
 
       if (resolve_op (a->op, &op, err) < 0)
         return -1;

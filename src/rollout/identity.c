@@ -302,17 +302,6 @@ numeric (const char *s, uint32_t *out)
   return parse_id (s, strlen (s), out) == 0;
 }
 
-static bool
-has_only_digits (const char *s)
-{
-  if (*s == '\0')
-    return false;
-  for (; *s; s++)
-    if (*s < '0' || *s > '9')
-      return false;
-  return true;
-}
-
 int
 pr_identity_resolve (int rootfd, const char *spec, struct pr_identity *out, pr_error **err)
 {
@@ -327,11 +316,11 @@ pr_identity_resolve (int rootfd, const char *spec, struct pr_identity *out, pr_e
     return id_err (err, EINVAL, "malformed user `%s` (expected uid[:gid] or name[:group])", spec);
 
   uint32_t uid = 0;
-  bool uid_numeric = has_only_digits (user);
+  bool uid_numeric = pr_str_is_digits (user, strlen (user));
   if (uid_numeric && !numeric (user, &uid))
     return id_err (err, EINVAL, "user `%s`: uid out of range (0-%u)", spec, ID_MAX);
   uint32_t gid = 0;
-  bool gid_numeric = group && has_only_digits (group);
+  bool gid_numeric = group && pr_str_is_digits (group, strlen (group));
   if (gid_numeric && !numeric (group, &gid))
     return id_err (err, EINVAL, "user `%s`: gid out of range (0-%u)", spec, ID_MAX);
 

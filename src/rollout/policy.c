@@ -177,15 +177,6 @@ is_ipv6 (const char *s)
   return inet_pton (AF_INET6, s, &a) == 1;
 }
 
-static bool
-all_digits (const char *s, size_t n)
-{
-  for (size_t i = 0; i < n; i++)
-    if (!isdigit ((unsigned char) s[i]))
-      return false;
-  return n > 0;
-}
-
 /* Why h (already lower-cased) is not a DNS name made of letters, digits
  * and '-' labels (RFC 1123 section 2.1), or NULL when it is one.  A name
  * whose last label is numeric must be a whole IPv4 literal: otherwise
@@ -222,7 +213,7 @@ dns_name_problem (const char *h)
             return "has a label that starts or ends with '-'";
           if (*c == '\0')
             {
-              if (all_digits (label, n) && !is_ipv4 (h))
+              if (pr_str_is_digits (label, n) && !is_ipv4 (h))
                 return "is neither a host name nor an IPv4 address";
               return NULL;
             }
@@ -594,7 +585,7 @@ static int
 parse_port (const char *s, uint16_t *out)
 {
   size_t n = strlen (s);
-  if (n == 0 || n > 5 || !all_digits (s, n))
+  if (n == 0 || n > 5 || !pr_str_is_digits (s, n))
     return -1;
   long v = strtol (s, NULL, 10);
   if (v < 1 || v > 65535)
@@ -918,7 +909,7 @@ pr_policy_host_allowed (char *const *list, const char *host)
     abort ();
   const char *last = strrchr (h, '.');
   last = last ? last + 1 : h;
-  bool literal = is_ipv6 (h) || all_digits (last, strlen (last));
+  bool literal = is_ipv6 (h) || pr_str_is_digits (last, strlen (last));
   for (size_t i = 0; list[i]; i++)
     {
       const char *e = list[i];
