@@ -75,6 +75,7 @@ struct create_ctx
   int new_flags;
   char *state_json;    /* runtime-spec state, given to hooks */
   struct pr_rollout *rollout; /* non-NULL for a rollout container */
+  int listen_fds;      /* socket-activation fds passed through (LISTEN_FDS) */
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -166,6 +167,24 @@ pidfd_open_checked (const struct pr_state *st)
       return -1;
     }
   return fd;
+}
+
+/* Socket activation (sd_listen_fds(3)): when the runtime itself was
+ * started with LISTEN_FDS=N for its own pid, fds 3..3+N-1 go to the
+ * container ahead of any --preserve-fds, and the process sees LISTEN_FDS=N
+ * and LISTEN_PID=1, as runc does.  Returns N (0 when not activated). */
+static int
+take_listen_fds (struct pr_config *cfg)
+{
+  const char *fds = getenv ("LISTEN_FDS"), *pid = getenv ("LISTEN_PID");
+  uint64_t n, p;
+  if (fds == NULL || pid == NULL || pr_parse_u64 (fds, &n) < 0 || pr_parse_u64 (pid, &p) < 0
+      || p != (uint64_t) getpid () || n == 0 || n > 1024)
+    return 0;
+  _cleanup_free_ char *kv = xasprintf ("LISTEN_FDS=%d", (int) n);
+  cfg->process.env = pr_strv_append (cfg->process.env, kv);
+  cfg->process.env = pr_strv_append (cfg->process.env, "LISTEN_PID=1");
+  return (int) n;
 }
 
 /* ------------------------------------------------------------ validation */
@@ -350,7 +369,7 @@ container_init (struct create_ctx *c)
       pr_log_fatal_error (err);
       _exit (1);
     }
-  pr_finalize_fds (c->o->preserve_fds);
+  pr_finalize_fds (c->listen_fds + c->o->preserve_fds);
   execve (exe, p->args, env);
   pr_error_set (&err, errno, "exec `%s`", exe);
   pr_log_fatal_error (err);
@@ -682,6 +701,7 @@ pr_container_create (const struct pr_global *g, const struct pr_create_opts *o, 
       || pr_crun_annotations_apply (c.cfg, err) < 0 || validate_config (&c, err) < 0
       || resolve_paths (&c, err) < 0)
     goto out;
+  c.listen_fds = take_listen_fds (c.cfg);
   if (prepare_runtime_side (&c, err) < 0)
     goto fail;
   c.stage1 = fork ();

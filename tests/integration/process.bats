@@ -153,6 +153,35 @@ open_fds() {
 	echo "$output" | grep -q " 3 -> $TEST_DIR/fd3\$"
 }
 
+@test "LISTEN_FDS: socket-activation fds come first, then --preserve-fds; LISTEN_FDS and LISTEN_PID=1 set" {
+	runtime_is runc && skip "runc: compared against proctor's socket activation only"
+	setup_bundle busybox
+	echo listen-fd >"$TEST_DIR/fd3"
+	echo preserved-fd >"$TEST_DIR/fd4"
+	echo not-passed >"$TEST_DIR/fd5"
+	cfg_args sh -c 'cat <&3; cat <&4; echo "LISTEN_FDS=$LISTEN_FDS LISTEN_PID=$LISTEN_PID"; exec ls -l /proc/self/fd'
+	track_id "$CID"
+	# LISTEN_PID names the runtime's own pid: exec keeps the shell's.
+	run env -u LISTEN_FDS sh -c 'LISTEN_FDS=1 LISTEN_PID=$$ exec "$@"' sh \
+		"$PROCTOR" --root "$PROCTOR_ROOT" run --preserve-fds 1 --bundle "$BUNDLE" "$CID" \
+		</dev/null 3<"$TEST_DIR/fd3" 4<"$TEST_DIR/fd4" 5<"$TEST_DIR/fd5"
+	assert_status 0
+	[ "${lines[0]}" = listen-fd ] || fail_with "$output"
+	[ "${lines[1]}" = preserved-fd ] || fail_with "$output"
+	[ "${lines[2]}" = "LISTEN_FDS=1 LISTEN_PID=1" ] || fail_with "$output"
+	[ "$(open_fds)" = "0 1 2 3 4 " ] || fail_with "open fds: $output"
+}
+
+@test "LISTEN_FDS for another pid is ignored" {
+	setup_bundle busybox
+	cfg_args sh -c 'echo "LISTEN_FDS=${LISTEN_FDS:-unset}"; exec ls -l /proc/self/fd'
+	track_id "$CID"
+	run env LISTEN_FDS=1 LISTEN_PID=1 "$PROCTOR" --root "$PROCTOR_ROOT" run --bundle "$BUNDLE" "$CID" </dev/null 3<"$TEST_DIR"
+	assert_status 0
+	[ "${lines[0]}" = "LISTEN_FDS=unset" ] || fail_with "$output"
+	[ "$(open_fds)" = "0 1 2 " ] || fail_with "open fds: $output"
+}
+
 @test "without --preserve-fds no descriptor above 2 reaches the process" {
 	setup_bundle busybox
 	cfg_args ls -l /proc/self/fd
