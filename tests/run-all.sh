@@ -77,7 +77,7 @@ fi
 
 section "fuzz (each target ${FUZZ_SECONDS:-30}s, then its regression inputs)"
 fuzz_rc=0
-timeout --kill-after=30 15m make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-30}" || fuzz_rc=$?
+FUZZ_SEED=${FUZZ_SEED:-1} timeout --kill-after=30 15m make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-30}" || fuzz_rc=$?
 
 [ "$rc" -eq 0 ] && [ "$asan_rc" -ne 0 ] && rc=$asan_rc
 [ "$rc" -eq 0 ] && [ "$fuzz_rc" -ne 0 ] && rc=$fuzz_rc

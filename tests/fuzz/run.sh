@@ -113,7 +113,11 @@ for name in "${names[@]}"; do
 		mkdir -p "$out/work/$name" "$here/corpus/$name"
 		dict=()
 		[ -f "$here/$name.dict" ] && dict=(-dict="$here/$name.dict")
-		if ! "$bin" "${opts[@]}" "${dict[@]}" -max_total_time="$seconds" \
+		# FUZZ_SEED makes a run repeatable (the test command sets it, so CI
+		# explores the same inputs each time); unset, libFuzzer picks one.
+		seed=()
+		[ -n "${FUZZ_SEED:-}" ] && seed=(-seed="$FUZZ_SEED")
+		if ! "$bin" "${opts[@]}" "${dict[@]}" "${seed[@]}" -max_total_time="$seconds" \
 			-artifact_prefix="$out/artifacts/$name-" \
 			"$out/work/$name" "$here/corpus/$name" >"$out/work/$name.log" 2>&1; then
 			echo "fuzz_$name: CRASH (input kept in $out/artifacts/):"

@@ -54,13 +54,18 @@ pr_reqhead_norm_host (const char *in, size_t len, char out[PR_REQHEAD_MAX_HOST +
   char buf[PR_REQHEAD_MAX_HOST + 2];
 
   *is_ip = *is_ipv6 = false;
-  if (len == 0 || len > PR_REQHEAD_MAX_HOST + 1)
+  /* An embedded NUL would make the C-string checks below (inet_pton) see a
+   * shorter host than the one copied out. */
+  if (len == 0 || len > PR_REQHEAD_MAX_HOST + 1 || memchr (in, '\0', len) != NULL)
     return -1;
   memcpy (buf, in, len);
   buf[len] = '\0';
 
   if (memchr (buf, ':', len) != NULL)
     {
+      /* Only the trailing-dot form of a name may use the extra byte. */
+      if (len > PR_REQHEAD_MAX_HOST)
+        return -1;
       /* Zone ids ("%eth0") are refused by inet_pton, which is what we want:
        * they only name link-local scopes. */
       if (inet_pton (AF_INET6, buf, tmp) != 1)
