@@ -28,8 +28,14 @@
  *   PR_EGRESS_CONNECT_TIMEOUT_S  per upstream address connect attempt.
  *   PR_EGRESS_RELAY_HIGH      bytes queued towards one side before reading
  *                             from the other side stops (per direction), so
- *                             a slow reader costs at most ~2 x this plus
- *                             one socket read per connection.
+ *                             a slow reader costs at most ~2 x this per
+ *                             connection.  Relayed bytes wait in a pipe of
+ *                             this size (kernel memory, spliced, never
+ *                             copied to the helper), or for the first
+ *                             PR_EGRESS_RELAY_BUF bytes of a direction and
+ *                             the rewritten head, in a user-space buffer.
+ *   PR_EGRESS_RELAY_BUDGET    bytes one connection may read in one turn of
+ *                             the event loop before the others get theirs.
  *   PR_EGRESS_ERROR_TIMEOUT_S time to flush an error reply.
  *   PR_EGRESS_MAX_TOKENS / PR_EGRESS_MAX_CONTROL / PR_EGRESS_CONTROL_LINE
  *                             live tokens, control connections, and one
@@ -38,6 +44,8 @@
 #define PR_EGRESS_HEAD_TIMEOUT_S 30
 #define PR_EGRESS_CONNECT_TIMEOUT_S 15
 #define PR_EGRESS_RELAY_HIGH (128 * 1024)
+#define PR_EGRESS_RELAY_BUF (16 * 1024)
+#define PR_EGRESS_RELAY_BUDGET (1024 * 1024)
 #define PR_EGRESS_ERROR_TIMEOUT_S 10
 #define PR_EGRESS_MAX_TOKENS 64
 #define PR_EGRESS_MAX_CONTROL 16
@@ -84,6 +92,7 @@ struct pr_egress
   uint64_t next_token_id;
   struct pr_conn *conns;
   size_t n_conns, max_conns;
+  size_t pipes_free; /* relay pipes that may still be opened (fd budget) */
   bool paused;
   struct pr_ctl *ctls;
   size_t n_ctls;

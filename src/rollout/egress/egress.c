@@ -373,11 +373,15 @@ ignore_cb (evutil_socket_t fd, short what, void *arg)
 
 /* The helper is a process of its own: lift its soft fd limit to the hard
  * one, and size the connection limit to what the fds allow (two per
- * connection, plus slack for listeners, DNS, log and pidfds). */
+ * connection, plus slack for listeners, DNS, log and pidfds).  The fds
+ * left over after that pay for relay pipes (two fds each, only for bulk
+ * transfers): *pipes is how many may be open at once, so a pipe never
+ * takes the fd a connection within the limit needs. */
 static size_t
-conn_limit (void)
+conn_limit (size_t *pipes)
 {
   struct rlimit rl;
+  *pipes = 0;
   if (getrlimit (RLIMIT_NOFILE, &rl) < 0)
     return 64;
   if (rl.rlim_cur < rl.rlim_max)
@@ -387,7 +391,13 @@ conn_limit (void)
       getrlimit (RLIMIT_NOFILE, &rl);
     }
   rlim_t fit = rl.rlim_cur > 256 ? (rl.rlim_cur - 128) / 2 : 32;
-  return fit < PR_EGRESS_MAX_CONNS ? fit : PR_EGRESS_MAX_CONNS;
+  size_t limit = fit < PR_EGRESS_MAX_CONNS ? fit : PR_EGRESS_MAX_CONNS;
+  if (rl.rlim_cur > 256 && rl.rlim_cur - 128 > 2 * (rlim_t) limit)
+    {
+      rlim_t spare = (rl.rlim_cur - 128 - 2 * limit) / 2;
+      *pipes = spare < 2 * PR_EGRESS_MAX_CONNS ? spare : 2 * PR_EGRESS_MAX_CONNS;
+    }
+  return limit;
 }
 
 static int
@@ -442,14 +452,31 @@ egress_teardown (struct pr_egress *eg)
   pr_own_addrs_free (&eg->own);
 }
 
+/* With the epoll changelist, the interest changes of one loop turn are
+ * applied together before the next epoll_wait, and a delete followed by an
+ * add on the same fd (a connection moving from one phase to the next)
+ * becomes one EPOLL_CTL_MOD, or nothing.  Its one caveat (an fd dup'ed and
+ * one copy closed) does not arise: every socket here has exactly one fd. */
+static struct event_base *
+new_base (void)
+{
+  struct event_config *ec = event_config_new ();
+  if (ec == NULL)
+    return NULL;
+  event_config_set_flag (ec, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+  struct event_base *base = event_base_new_with_config (ec);
+  event_config_free (ec);
+  return base;
+}
+
 static int
 egress_setup (struct pr_egress *eg, pr_error **err)
 {
   const struct pr_egress_config *cfg = eg->cfg;
 
-  eg->max_conns = conn_limit ();
+  eg->max_conns = conn_limit (&eg->pipes_free);
   pr_own_addrs_init (&eg->own);
-  eg->base = event_base_new ();
+  eg->base = new_base ();
   if (eg->base == NULL)
     return pr_error_set (err, 0, "egress: cannot create the event base");
   if (setup_dns (eg, err) < 0)

@@ -12,10 +12,12 @@
  * (pr_body_feed) and anything after it is discarded, never forwarded. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 
@@ -40,10 +42,21 @@ enum
 
 struct side
 {
-  struct bufferevent *bev;
-  bool eof;    /* read side reached EOF */
-  bool shut;   /* we shut down its write side */
-  bool paused; /* reading stopped because the other side's output is full */
+  struct bufferevent *bev; /* until the relay starts */
+  int fd;                  /* from then on (-1 before) */
+  struct event *ev;        /* edge-triggered read + write event on fd */
+};
+
+/* One relay direction: bytes read from side i, written to side 1 - i. */
+struct relay_dir
+{
+  char *buf; /* bytes to write before those in the pipe: [off, len) */
+  size_t cap, off, len;
+  int pipe[2]; /* -1 until the direction switches to splice */
+  size_t in_pipe;
+  bool pipe_tried;
+  bool eof;  /* read side reached EOF */
+  bool shut; /* we shut down the other side's write half */
 };
 
 struct pr_conn
@@ -56,6 +69,9 @@ struct pr_conn
   enum pr_phase phase;
   uint64_t token_id; /* 0: none */
   struct side s[2];
+  struct relay_dir d[2]; /* d[CLI]: client to upstream; d[UP]: upstream to client */
+  struct event *kick;    /* pump again after a spent budget (bit i: direction i) */
+  unsigned kick_dirs;
   struct evdns_getaddrinfo_request *dnsreq;
   struct event *head_deadline; /* absolute limit for the whole head */
   struct sockaddr_storage addrs[PR_EGRESS_MAX_ADDRS];
@@ -76,11 +92,7 @@ struct pr_conn
 };
 
 static void conn_free (struct pr_conn *c);
-static void relay_read_cb (struct bufferevent *bev, void *arg);
 static void error_event_cb (struct bufferevent *bev, short what, void *arg);
-static bool relay_move (struct pr_conn *c, struct bufferevent *bev);
-static void relay_write_cb (struct bufferevent *bev, void *arg);
-static void relay_event_cb (struct bufferevent *bev, short what, void *arg);
 static void connect_next (struct pr_conn *c);
 
 static const char *
@@ -224,10 +236,25 @@ conn_free (struct pr_conn *c)
       evdns_getaddrinfo_cancel (r);
     }
   for (int i = 0; i < 2; i++)
-    if (c->s[i].bev)
-      bufferevent_free (c->s[i].bev);
+    {
+      if (c->s[i].bev)
+        bufferevent_free (c->s[i].bev);
+      if (c->s[i].ev)
+        event_free (c->s[i].ev);
+      if (c->s[i].fd >= 0)
+        close (c->s[i].fd);
+      if (c->d[i].pipe[0] >= 0)
+        {
+          close (c->d[i].pipe[0]);
+          close (c->d[i].pipe[1]);
+          eg->pipes_free++;
+        }
+      free (c->d[i].buf);
+    }
   if (c->head_deadline)
     event_free (c->head_deadline);
+  if (c->kick)
+    event_free (c->kick);
   free (c->fwd_head);
   if (c->prev)
     c->prev->next = c->next;
@@ -303,56 +330,98 @@ pr_conn_set_target (struct pr_conn *c, const char *method, const char *host, uin
   c->port = port;
 }
 
-/* ---- relay ---- */
+/* ---- relay ----
+ *
+ * Once the upstream is connected the bufferevents are gone: each socket
+ * gets one edge-triggered event for reading and writing, added once, and
+ * bytes move with recv/send through a small buffer or, for bulk transfers,
+ * with splice(2) through a pipe, so a body never crosses into user space
+ * and the loop makes no epoll_ctl call per burst.  Edge triggering is safe
+ * because pump() only stops when every operation it could make would block
+ * (EAGAIN on the read of an empty socket, or on the write to a full one),
+ * and each of those is followed by an edge when the socket changes.
+ * The first PR_EGRESS_RELAY_BUF bytes of a direction go through user space
+ * (a short response never pays for a pipe and its 2 fds); a read that
+ * fills the buffer switches the direction to a pipe for the rest.  The
+ * request body of a forward request always goes through user space: the
+ * body tracker has to see it. */
+
+static void relay_kick_cb (evutil_socket_t fd, short what, void *arg);
 
 static int
-side_of (struct pr_conn *c, struct bufferevent *bev)
+side_fd (struct pr_conn *c, int i)
 {
-  return bev == c->s[CLI].bev ? CLI : UP;
+  return c->s[i].fd;
 }
 
-/* Moves what the body tracker accepts from the client's input upstream;
- * drops anything after the end of the request body. */
-static bool
-move_body (struct pr_conn *c, struct evbuffer *in, struct evbuffer *out)
+static void
+dir_append (struct relay_dir *d, const void *p, size_t n)
 {
-  while (evbuffer_get_length (in) > 0)
+  if (d->len + n > d->cap)
     {
-      if (c->body.done)
-        {
-          evbuffer_drain (in, evbuffer_get_length (in));
-          return true;
-        }
-      struct evbuffer_iovec v;
-      if (evbuffer_peek (in, -1, NULL, &v, 1) < 1)
-        return true;
-      ssize_t n = pr_body_feed (&c->body, v.iov_base, v.iov_len);
-      if (n < 0)
-        {
-          decide (c, true, "malformed chunked request body");
-          conn_free (c);
-          return false;
-        }
-      evbuffer_remove_buffer (in, out, n);
-      c->bytes_up += n;
+      size_t cap = d->len + n > PR_EGRESS_RELAY_BUF ? d->len + n : PR_EGRESS_RELAY_BUF;
+      d->buf = xrealloc (d->buf, cap);
+      d->cap = cap;
     }
+  memcpy (d->buf + d->len, p, n);
+  d->len += n;
+}
+
+/* Keeps what the body tracker accepts of the len bytes at d->buf + d->len
+ * (just read from the client); drops anything after the end of the request
+ * body.  False when the body is malformed (c is freed). */
+static bool
+dir_take_body (struct pr_conn *c, struct relay_dir *d, size_t len)
+{
+  if (c->body.done)
+    return true;
+  ssize_t n = pr_body_feed (&c->body, d->buf + d->len, len);
+  if (n < 0)
+    {
+      decide (c, true, "malformed chunked request body");
+      conn_free (c);
+      return false;
+    }
+  d->len += n;
+  c->bytes_up += n;
   return true;
 }
 
-static bool
-maybe_finish (struct pr_conn *c)
+static void
+dir_open_pipe (struct pr_egress *eg, struct relay_dir *d)
 {
-  struct side *cl = &c->s[CLI], *up = &c->s[UP];
+  int p[2];
 
-  /* A forward request is over when the origin closed and the client got
-   * everything; tunnels when both directions closed and drained. */
-  if (c->forward && up->eof && evbuffer_get_length (bufferevent_get_output (cl->bev)) == 0)
-    {
-      conn_free (c);
-      return true;
-    }
-  if (cl->eof && up->eof && evbuffer_get_length (bufferevent_get_output (cl->bev)) == 0
-      && evbuffer_get_length (bufferevent_get_output (up->bev)) == 0)
+  d->pipe_tried = true;
+  /* Out of fds or of the pipe budget: this direction stays in user
+   * space (slower, same bytes). */
+  if (eg->pipes_free == 0 || pipe2 (p, O_NONBLOCK | O_CLOEXEC) < 0)
+    return;
+  eg->pipes_free--;
+  /* A 64 KiB default pipe holds 16 socket fragments, often far less than
+   * 64 KiB.  A failure (over /proc/sys/fs/pipe-max-size or the user's
+   * pipe quota) leaves the default: slower, still correct. */
+  fcntl (p[1], F_SETPIPE_SZ, PR_EGRESS_RELAY_HIGH);
+  d->pipe[0] = p[0];
+  d->pipe[1] = p[1];
+}
+
+static bool
+relay_io_failed (void)
+{
+  return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+}
+
+/* Both directions over (a tunnel), or the response over (a forward
+ * request, whose client gets nothing more): frees c and returns true. */
+static bool
+relay_maybe_finish (struct pr_conn *c)
+{
+  struct relay_dir *up = &c->d[CLI], *down = &c->d[UP];
+  bool down_done = down->eof && down->len == 0 && down->in_pipe == 0;
+  bool up_done = up->eof && up->len == 0 && up->in_pipe == 0;
+
+  if (down_done && (c->forward || up_done))
     {
       conn_free (c);
       return true;
@@ -360,125 +429,222 @@ maybe_finish (struct pr_conn *c)
   return false;
 }
 
-/* After side `from` hit EOF and its data was flushed to the other side, shut
- * the other side's write half so the peer sees EOF too (half-close). */
-static void
-propagate_eof (struct pr_conn *c, int from)
-{
-  struct side *to = &c->s[1 - from];
-
-  if (!c->s[from].eof || to->shut)
-    return;
-  if (evbuffer_get_length (bufferevent_get_output (to->bev)) > 0)
-    return;
-  shutdown (bufferevent_getfd (to->bev), SHUT_WR);
-  to->shut = true;
-}
-
-/* Moves bev's input to the other side; false when c was freed. */
+/* Moves bytes from side i to side 1 - i until that would block both ways
+ * (or the call's budget is spent: then c->kick runs it again after the
+ * loop has looked at other connections); on EOF from side i, once
+ * everything read is written, shuts the other side's write half so its
+ * peer sees EOF too (half-close).  False when c was freed (error,
+ * malformed body, or the relay is over). */
 static bool
-relay_move (struct pr_conn *c, struct bufferevent *bev)
+pump (struct pr_conn *c, int i, bool try_read)
 {
-  int i = side_of (c, bev);
-  struct side *to = &c->s[1 - i];
-  struct evbuffer *in = bufferevent_get_input (bev);
-  struct evbuffer *out = bufferevent_get_output (to->bev);
+  struct relay_dir *d = &c->d[i];
+  int from = side_fd (c, i), to = side_fd (c, 1 - i);
+  bool tracked = i == CLI && c->forward;
+  uint64_t *count = i == CLI ? &c->bytes_up : &c->bytes_down;
+  bool rblocked = !try_read, wblocked = false;
+  size_t budget = PR_EGRESS_RELAY_BUDGET;
 
-  if (i == CLI && c->forward)
+  for (;;)
     {
-      if (!move_body (c, in, out))
-        return false;
+      bool progress = false;
+      ssize_t n;
+
+      /* Older bytes first: the buffer, then the pipe. */
+      if (!wblocked && d->len > d->off)
+        {
+          n = send (to, d->buf + d->off, d->len - d->off, MSG_NOSIGNAL | MSG_DONTWAIT);
+          if (n < 0 && relay_io_failed ())
+            goto fail;
+          wblocked = n < 0;
+          if (n > 0)
+            {
+              progress = true;
+              d->off += n;
+              if (d->off == d->len)
+                d->off = d->len = 0;
+            }
+        }
+      else if (!wblocked && d->in_pipe > 0)
+        {
+          n = splice (d->pipe[0], NULL, to, NULL, d->in_pipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+          if (n < 0 && relay_io_failed ())
+            goto fail;
+          wblocked = n < 0;
+          if (n > 0)
+            {
+              progress = true;
+              d->in_pipe -= n;
+            }
+        }
+
+      if (!rblocked && !d->eof && budget > 0)
+        {
+          n = -2; /* no room: nothing tried */
+          bool ambiguous = false;
+          if (d->pipe[0] >= 0)
+            {
+              size_t queued = d->in_pipe + (d->len - d->off);
+              if (queued < PR_EGRESS_RELAY_HIGH)
+                {
+                  /* EAGAIN also means "pipe slots full" while the pipe
+                   * holds data; only an empty pipe makes it certain. */
+                  ambiguous = d->in_pipe > 0;
+                  n = splice (from, NULL, d->pipe[1], NULL, PR_EGRESS_RELAY_HIGH - queued,
+                              SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+                  if (n > 0)
+                    {
+                      d->in_pipe += n;
+                      *count += n;
+                    }
+                }
+            }
+          else if (d->len < PR_EGRESS_RELAY_BUF)
+            {
+              if (d->buf == NULL)
+                {
+                  d->buf = xmalloc (PR_EGRESS_RELAY_BUF);
+                  d->cap = PR_EGRESS_RELAY_BUF;
+                }
+              size_t room = d->cap - d->len;
+              n = recv (from, d->buf + d->len, room, MSG_DONTWAIT);
+              if (n > 0)
+                {
+                  if (tracked)
+                    {
+                      if (!dir_take_body (c, d, n))
+                        return false;
+                    }
+                  else
+                    {
+                      d->len += n;
+                      *count += n;
+                      if ((size_t) n == room && !d->pipe_tried)
+                        dir_open_pipe (c->eg, d);
+                    }
+                }
+            }
+          if (n == -1 && relay_io_failed ())
+            goto fail;
+          if (n == -1 && !ambiguous)
+            rblocked = true;
+          if (n == 0)
+            d->eof = true;
+          if (n >= 0)
+            {
+              progress = true;
+              budget = (size_t) n < budget ? budget - n : 0;
+            }
+        }
+      if (!progress)
+        break;
     }
-  else
+  if (budget == 0 && !d->eof)
     {
-      size_t n = evbuffer_get_length (in);
-      evbuffer_add_buffer (out, in);
-      if (i == CLI)
-        c->bytes_up += n;
-      else
-        c->bytes_down += n;
+      /* Another turn once the loop has served everyone else (a timer
+       * runs after the next epoll_wait; event_active would run first). */
+      static const struct timeval now = { 0, 0 };
+      if (c->kick == NULL)
+        c->kick = evtimer_new (c->eg->base, relay_kick_cb, c);
+      if (c->kick == NULL || evtimer_add (c->kick, &now) < 0)
+        goto fail;
+      c->kick_dirs |= 1u << i;
     }
-  if (evbuffer_get_length (out) >= PR_EGRESS_RELAY_HIGH)
+  if (d->eof && d->len == 0 && d->in_pipe == 0 && !d->shut)
     {
-      bufferevent_disable (bev, EV_READ);
-      c->s[i].paused = true;
+      shutdown (to, SHUT_WR);
+      d->shut = true;
     }
-  return true;
+  return !relay_maybe_finish (c);
+
+fail:
+  conn_free (c);
+  return false;
 }
 
 static void
-relay_read_cb (struct bufferevent *bev, void *arg)
-{
-  relay_move (arg, bev);
-}
-
-static void
-relay_write_cb (struct bufferevent *bev, void *arg)
+relay_kick_cb (evutil_socket_t fd, short what, void *arg)
 {
   struct pr_conn *c = arg;
-  int i = side_of (c, bev);
-  struct side *from = &c->s[1 - i];
+  unsigned dirs = c->kick_dirs;
 
-  /* Runs when bev's output fell to the low watermark (half the window) or
-   * below, including when it drained: propagate_eof and maybe_finish
-   * check for empty themselves. */
-  if (from->paused)
-    {
-      from->paused = false;
-      bufferevent_enable (from->bev, EV_READ);
-    }
-  propagate_eof (c, 1 - i);
-  maybe_finish (c);
+  c->kick_dirs = 0;
+  if ((dirs & (1u << CLI)) && !pump (c, CLI, true))
+    return;
+  if (dirs & (1u << UP))
+    pump (c, UP, true);
 }
 
 static void
-relay_event_cb (struct bufferevent *bev, short what, void *arg)
+relay_cb (evutil_socket_t fd, short what, void *arg)
 {
   struct pr_conn *c = arg;
-  int i = side_of (c, bev);
+  int i = fd == side_fd (c, CLI) ? CLI : UP;
 
-  if (what & (BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
-    {
-      conn_free (c);
-      return;
-    }
-  if (what & BEV_EVENT_EOF)
-    {
-      /* Data that arrived with the EOF is still in the input when the
-       * other side was paused; it stays there until that side drains. */
-      c->s[i].eof = true;
-      if (evbuffer_get_length (bufferevent_get_input (bev)) > 0 && !relay_move (c, bev))
-        return;
-      propagate_eof (c, i);
-      maybe_finish (c);
-    }
+  /* Readable: data from side i; writable: room for data towards it,
+   * which matters only when some is waiting (reading the other side is
+   * driven by its own read edges).  Errors and hangups come as both. */
+  if ((what & EV_READ) && !pump (c, i, true))
+    return;
+  if ((what & EV_WRITE) && (c->d[1 - i].len > c->d[1 - i].off || c->d[1 - i].in_pipe > 0))
+    pump (c, 1 - i, true);
 }
 
-static void
-start_relay (struct pr_conn *c)
+/* Takes the socket out of a bufferevent without closing it. */
+static int
+bev_take_fd (struct bufferevent **bevp)
 {
+  int fd = bufferevent_getfd (*bevp);
+  bufferevent_setfd (*bevp, -1);
+  bufferevent_free (*bevp);
+  *bevp = NULL;
+  return fd;
+}
+
+/* Starts relaying.  prefix[i] (len[i] bytes, may be 0) goes to side 1 - i
+ * before anything read from side i: the rewritten head upstream, the
+ * CONNECT answer to the client. */
+static void
+start_relay (struct pr_conn *c, const char *up_prefix, size_t up_len, const char *down_prefix, size_t down_len)
+{
+  struct evbuffer *early = bufferevent_get_input (c->s[CLI].bev);
+  size_t n_early = evbuffer_get_length (early);
+
   c->state = ST_RELAY;
-  for (int i = 0; i < 2; i++)
-    {
-      struct bufferevent *b = c->s[i].bev;
-      bufferevent_set_timeouts (b, NULL, NULL);
-      /* libevent reads and writes at most 16 KB per call by default: a
-       * 1 GB body cost ~65000 readv and as many writev and epoll_ctl
-       * calls each way.  Move up to the relay window per call, and resume
-       * a paused reader when the other side's output falls to half the
-       * window instead of to empty, so the pipe never runs dry between
-       * bursts. */
-      bufferevent_set_max_single_read (b, PR_EGRESS_RELAY_HIGH);
-      bufferevent_set_max_single_write (b, PR_EGRESS_RELAY_HIGH);
-      bufferevent_setwatermark (b, EV_READ, 0, 0);
-      bufferevent_setwatermark (b, EV_WRITE, PR_EGRESS_RELAY_HIGH / 2, 0);
-      bufferevent_setcb (b, relay_read_cb, relay_write_cb, relay_event_cb, c);
-      bufferevent_enable (b, EV_READ | EV_WRITE);
-    }
+  if (up_len)
+    dir_append (&c->d[CLI], up_prefix, up_len);
+  if (down_len)
+    dir_append (&c->d[UP], down_prefix, down_len);
   /* Bytes the client sent after the head (early tunnel data, the start of
    * a request body) are already buffered. */
-  if (evbuffer_get_length (bufferevent_get_input (c->s[CLI].bev)) > 0)
-    relay_move (c, c->s[CLI].bev);
+  if (n_early > 0)
+    {
+      struct relay_dir *d = &c->d[CLI];
+      size_t before = d->len;
+      dir_append (d, evbuffer_pullup (early, n_early), n_early);
+      if (c->forward)
+        {
+          d->len = before;
+          if (!dir_take_body (c, d, n_early))
+            return;
+        }
+      else
+        c->bytes_up += n_early;
+    }
+  for (int i = 0; i < 2; i++)
+    {
+      c->s[i].fd = bev_take_fd (&c->s[i].bev);
+      c->s[i].ev = event_new (c->eg->base, c->s[i].fd, EV_READ | EV_WRITE | EV_ET | EV_PERSIST, relay_cb, c);
+      if (c->s[i].ev == NULL || event_add (c->s[i].ev, NULL) < 0)
+        {
+          conn_free (c);
+          return;
+        }
+    }
+  /* Only the prefixes are written now: whatever is already readable is
+   * reported by the events' first edge. */
+  if (pump (c, CLI, false))
+    pump (c, UP, false);
 }
 
 /* ---- connect ---- */
@@ -490,15 +656,12 @@ up_connect_event (struct bufferevent *bev, short what, void *arg)
 
   if (what & BEV_EVENT_CONNECTED)
     {
-      struct evbuffer *cli_out = bufferevent_get_output (c->s[CLI].bev);
-      if (c->kind != PR_CONN_PEER && !c->forward)
-        evbuffer_add_printf (cli_out, "HTTP/1.1 200 Connection established\r\n\r\n");
+      static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+      bool tunnel = c->kind != PR_CONN_PEER && !c->forward;
       if (c->forward)
-        {
-          bufferevent_write (bev, c->fwd_head, c->fwd_len);
-          c->bytes_up += c->fwd_len;
-        }
-      start_relay (c);
+        c->bytes_up += c->fwd_len;
+      start_relay (c, c->forward ? c->fwd_head : NULL, c->forward ? c->fwd_len : 0, tunnel ? established : NULL,
+                   tunnel ? sizeof established - 1 : 0);
       return;
     }
   c->last_connect_errno = EVUTIL_SOCKET_ERROR ();
@@ -760,6 +923,8 @@ pr_proxy_accept (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kin
 
   c->eg = eg;
   c->kind = kind;
+  for (int i = 0; i < 2; i++)
+    c->s[i].fd = c->d[i].pipe[0] = c->d[i].pipe[1] = -1;
   c->peer = peer;
   c->phase = PR_PHASE_AGENT;
   c->s[CLI].bev = bufferevent_socket_new (eg->base, fd, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
