@@ -279,14 +279,17 @@ master_gone (ssize_t n)
 }
 
 int
-pr_console_proxy (int master_fd, pr_error **err)
+pr_console_proxy (int master_fd, pid_t forward_pid, pr_error **err)
 {
   __attribute__ ((cleanup (restore_mask))) struct saved_mask mask = { .set = false };
   __attribute__ ((cleanup (restore_tty))) struct saved_tty tty = { .fd = -1 };
+  static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
   sigset_t winch;
   sigemptyset (&winch);
   sigaddset (&winch, SIGWINCH);
+  for (size_t i = 0; forward_pid > 0 && i < sizeof forwarded / sizeof forwarded[0]; i++)
+    sigaddset (&winch, forwarded[i]);
   if (sigprocmask (SIG_BLOCK, &winch, &mask.old) < 0)
     return pr_error_set (err, errno, "block SIGWINCH");
   mask.set = true;
@@ -338,7 +341,8 @@ pr_console_proxy (int master_fd, pr_error **err)
         {
           struct signalfd_siginfo si;
           while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si)
-            ;
+            if (si.ssi_signo != SIGWINCH && forward_pid > 0)
+              kill (forward_pid, (int) si.ssi_signo);
           copy_winsize (master_fd);
         }
 

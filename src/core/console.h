@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 
@@ -29,9 +30,11 @@ int pr_console_setup_slave (int socket_fd, bool has_size, uint32_t rows, uint32_
  * end to pass to the container side as its console socket; after the
  * container sends the master, pr_console_proxy() relays between our
  * stdin/stdout and the master until the master hangs up, with our terminal in
- * raw mode and SIGWINCH forwarded. */
+ * raw mode and SIGWINCH applied to the pty; SIGINT, SIGTERM, SIGHUP,
+ * SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded to forward_pid when > 0 (the
+ * caller keeps them blocked). */
 int pr_console_local_socket (int *runtime_end, int *container_end, pr_error **err);
 int pr_console_receive_master (int runtime_end, int *master_out, pr_error **err);
-int pr_console_proxy (int master_fd, pr_error **err);
+int pr_console_proxy (int master_fd, pid_t forward_pid, pr_error **err);
 
 #endif

@@ -879,7 +879,15 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
   _cleanup_config_ struct pr_config *cfg = NULL;
 
   if (pr_state_load (g->root, id, true, &st, err) < 0)
-    return -1;
+    {
+      /* runc's contract: a forced delete of a container that does not
+       * exist (engines clean up after a failed create this way) succeeds,
+       * removing a state directory left without state.json. */
+      if (!force || pr_state_check_id (id, NULL) < 0 || strstr ((*err)->msg, "does not exist") == NULL)
+        return -1;
+      pr_error_free (err);
+      return pr_state_dir_remove (g->root, id, err);
+    }
   const char *status = pr_state_status (st);
   if (!force && strcmp (status, "stopped") != 0 && strcmp (status, "created") != 0)
     return pr_error_set (err, 0, "cannot delete container %s that is not stopped: %s", id, status);
@@ -976,7 +984,7 @@ pr_container_run (const struct pr_global *g, const struct pr_create_opts *o, boo
   if (master >= 0)
     {
       pr_error *e = NULL;
-      if (pr_console_proxy (master, &e) < 0)
+      if (pr_console_proxy (master, pid, &e) < 0)
         {
           pr_debug ("console proxy: %s", e->msg);
           pr_error_free (&e);
@@ -984,8 +992,9 @@ pr_container_run (const struct pr_global *g, const struct pr_create_opts *o, boo
       close (master);
     }
   *exit_code = pr_wait_forwarding (pid, &mask);
+  /* The signals stay blocked until the container is deleted: unblocking
+   * one that arrived meanwhile would kill us before the clean-up. */
+  int r = keep ? 0 : pr_container_delete (g, o->id, true, err);
   sigprocmask (SIG_SETMASK, &old, NULL);
-  if (!keep)
-    return pr_container_delete (g, o->id, true, err);
-  return 0;
+  return r;
 }

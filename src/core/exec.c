@@ -463,7 +463,7 @@ pr_container_exec (const struct pr_global *g, const struct pr_exec_opts *o, int 
   if (c.local_console >= 0 && pr_console_receive_master (c.local_console, &master, err) == 0)
     {
       pr_error *e = NULL;
-      if (pr_console_proxy (master, &e) < 0)
+      if (pr_console_proxy (master, pid, &e) < 0)
         pr_error_free (&e);
       close (master);
     }

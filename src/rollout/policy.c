@@ -834,6 +834,15 @@ pr_policy_load (const char *value, struct pr_policy **out, pr_error **err)
   if (path[0] != '/')
     return perr (err, "\"%s\": a policy file must be given as \"@/absolute/path\"", value);
   struct stat st;
+  /* Not the errno text for ENOENT: podman reads "no such file or
+   * directory" in a runtime's error as "executable not found" (exit 127). */
+  if (stat (path, &st) < 0 && errno == ENOENT)
+    {
+      perr (err, "policy file `%s` is missing", path);
+      if (err && *err)
+        (*err)->errnum = ENOENT;
+      return -1;
+    }
   if (stat (path, &st) < 0)
     return perr_errno (err, errno, "read `%s`", path);
   if (!S_ISREG (st.st_mode))

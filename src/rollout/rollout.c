@@ -213,7 +213,8 @@ pr_rollout_create (const char *source, struct pr_config *cfg, const char *rootfs
     {
       struct pr_identity id = { 0 };
       if (pr_identity_resolve (rootfd, policy->verifier.user, &id, err) < 0)
-        return pr_error_wrap (err, "rollout policy: verifier.user");
+        return pr_error_wrap (err, "rollout policy: %s%sverifier.user", source[0] == '@' ? source + 1 : "",
+                              source[0] == '@' ? ": " : "");
       pr_identity_free_contents (&id);
     }
   if (ensure_user_namespace (cfg, rootfd, err) < 0)
@@ -224,7 +225,8 @@ pr_rollout_create (const char *source, struct pr_config *cfg, const char *rootfs
   if (pr_write_file_at (state_dirfd, ENGINE_USER_FILE, engine_user, strlen (engine_user), 0600, err) < 0)
     return -1;
   if (policy->agent.user && apply_user (rootfd, policy->agent.user, proc, err) < 0)
-    return pr_error_wrap (err, "rollout policy: agent.user");
+    return pr_error_wrap (err, "rollout policy: %s%sagent.user", source[0] == '@' ? source + 1 : "",
+                          source[0] == '@' ? ": " : "");
   proc->env = env_layer (proc->env, &policy->environment);
   proc->env = env_layer (proc->env, &policy->agent);
   proc->env = env_filter (policy, proc->env);

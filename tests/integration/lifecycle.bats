@@ -157,3 +157,11 @@ load helpers
 	wait_status "$CID" stopped
 	grep -qx got-usr1 "$TEST_DIR/$CID.out"
 }
+
+@test "delete --force of a container that does not exist succeeds, as runc's does" {
+	run pr delete --force no-such-container-here
+	assert_status 0
+	run pr delete no-such-container-here
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"does not exist"* ]]
+}

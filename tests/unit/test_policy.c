@@ -404,7 +404,7 @@ test_load (void **state)
   /* missing file */
   assert_int_equal (pr_policy_load ("@/nonexistent/policy.json", &p, &err), -1);
   assert_int_equal (err->errnum, ENOENT);
-  assert_string_equal (err->msg, "rollout policy: read `/nonexistent/policy.json`: no such file or directory");
+  assert_string_equal (err->msg, "rollout policy: policy file `/nonexistent/policy.json` is missing");
   pr_error_free (&err);
 
   /* a directory */
