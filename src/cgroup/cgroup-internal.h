@@ -1,5 +1,5 @@
-/* cgroup-internal.h - what cgroup.c, v1.c, v2.c (and a future resources.c)
- * share: the table of mounted cgroup hierarchies parsed from mountinfo, the
+/* cgroup-internal.h - what cgroup.c, ops.c, v1.c, v2.c, resources.c and
+ * stats.c share: the table of mounted cgroup hierarchies parsed from mountinfo, the
  * pure path computation (unit-testable without /proc), per-controller
  * directory lookup, and the v1/v2 specific primitives.
  *
@@ -69,6 +69,12 @@ char *pr_cgroup_hier_dir (const struct pr_cgroup_hier *h, const char *path);
  * The directory is not checked for existence.  Errors: no hierarchy
  * carries the controller (ENOENT), mountinfo errors. */
 int pr_cgroup_controller_dir (const char *path, const char *controller, char **out, pr_error **err);
+
+/* Lexically cleans an absolute path (malloc'd): no "//", ".", trailing
+ * "/"; ".." pops a component but never climbs above "/" (so a cgroupsPath
+ * cannot leave the hierarchy's mount).  Shared by cgroup.c (path
+ * computation) and ops.c (path checks).  Never fails. */
+char *pr_cgroup_clean_path (const char *in);
 
 /* Pure part of pr_cgroup_path: own is the caller's own cgroup (as in
  * /proc/self/cgroup, absolute).  Rules:

@@ -1,5 +1,5 @@
 /* config-internal.h - typed accessors over a yajl tree, shared by the
- * config.json parser (config.c, config_linux.c).
+ * config.json parser (config.c, config_process.c, config_linux.c).
  *
  * Every accessor names the JSON path of the value in its error
  * ("process.rlimits[0].hard: expected an unsigned 64-bit integer"), so a
@@ -71,6 +71,17 @@ int pr_json_get_idmaps (yajl_val obj, const char *parent, const char *key, struc
 int pr_json_get_keyvals (yajl_val obj, const char *parent, const char *key, struct pr_keyval **out, size_t *n,
                          pr_error **err);
 void pr_keyvals_free (struct pr_keyval *kv, size_t n);
+
+/* Parses data (len bytes, need not be NUL-terminated) into a yajl tree
+ * whose root is an object (config.c).  Errors are "invalid config.json:
+ * ..." for bad JSON, too-deep nesting, embedded NULs or a non-object top
+ * level.  The caller frees *out with yajl_tree_free(). */
+int pr_config_parse_tree (const char *data, size_t len, yajl_val *out, pr_error **err);
+
+/* Parses the process object obj, whose path is parent ("process"), into p
+ * (config_process.c), which must be zeroed.  On error p may be partly
+ * filled; pr_process_free_contents() releases it either way. */
+int pr_config_parse_process (yajl_val obj, const char *parent, struct pr_process *p, pr_error **err);
 
 /* Parses the "linux" object (config_linux.c) into out, which must be
  * zeroed.  On error out may be partly filled; pr_linux_free_contents()

@@ -1,6 +1,7 @@
 /* egress-internal.h - state shared by the egress helper's files (egress.c:
  * loop, listeners, tokens, control socket; proxy.c: per-connection state
- * machine and relay; peers.c: peer splicing; declog.c: decision log).
+ * machine up to connect; relay.c: byte relay; peers.c: peer splicing;
+ * declog.c: decision log).
  * Not part of the public interface (egress.h). */
 #ifndef PROCTOR_EGRESS_INTERNAL_H
 #define PROCTOR_EGRESS_INTERNAL_H
@@ -12,6 +13,7 @@
 #include <event2/util.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "egress.h"
 #include "hostcheck.h"
@@ -117,6 +119,87 @@ struct pr_decision
  * are ignored: logging must not stop traffic; fd < 0 = no log). */
 char *pr_declog_format (const struct pr_decision *d, time_t when);
 void pr_declog_write (int fd, const struct pr_decision *d);
+
+/* One client connection (proxy.c owns its life, relay.c its relay phase). */
+enum conn_state
+{
+  ST_HEAD,
+  ST_RESOLVE,
+  ST_CONNECT,
+  ST_RELAY,
+  ST_ERROR,
+};
+
+enum
+{
+  CLI = 0,
+  UP = 1,
+};
+
+struct side
+{
+  struct bufferevent *bev; /* until the relay starts */
+  int fd;                  /* from then on (-1 before) */
+  struct event *ev;        /* edge-triggered read + write event on fd */
+};
+
+/* One relay direction: bytes read from side i, written to side 1 - i. */
+struct relay_dir
+{
+  char *buf; /* bytes to write before those in the pipe: [off, len) */
+  size_t cap, off, len;
+  int pipe[2]; /* -1 until the direction switches to splice */
+  size_t in_pipe;
+  bool pipe_tried;
+  bool eof;  /* read side reached EOF */
+  bool shut; /* we shut down the other side's write half */
+};
+
+struct pr_conn
+{
+  struct pr_conn *prev, *next;
+  struct pr_egress *eg;
+  enum pr_conn_kind kind;
+  const struct pr_peer *peer;
+  enum conn_state state;
+  enum pr_phase phase;
+  uint64_t token_id; /* 0: none */
+  struct side s[2];
+  struct relay_dir d[2]; /* d[CLI]: client to upstream; d[UP]: upstream to client */
+  struct event *kick;    /* pump again after a spent budget (bit i: direction i) */
+  unsigned kick_dirs;
+  struct evdns_getaddrinfo_request *dnsreq;
+  struct event *head_deadline; /* absolute limit for the whole head */
+  struct sockaddr_storage addrs[PR_EGRESS_MAX_ADDRS];
+  socklen_t addr_lens[PR_EGRESS_MAX_ADDRS];
+  size_t n_addrs, next_addr;
+  int last_connect_errno;
+  bool timed_out;
+  char method[32];
+  char host[PR_REQHEAD_MAX_HOST + 1];
+  uint16_t port;
+  bool forward;   /* absolute-form request (vs CONNECT tunnel / peer splice) */
+  char *fwd_head; /* rewritten head for a forward request */
+  size_t fwd_len;
+  struct pr_body_tracker body;
+  uint64_t bytes_up, bytes_down;
+  bool decided, allow;
+  char reason[256];
+};
+
+/* proxy.c internals used by relay.c: pr_conn_decide records the decision
+ * (allow, printf-style one-line reason) logged when c is freed;
+ * pr_conn_free logs it, closes everything c holds, unlinks and frees c. */
+void pr_conn_decide (struct pr_conn *c, bool allow, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
+void pr_conn_free (struct pr_conn *c);
+
+/* relay.c: starts relaying once the upstream is connected (c->s[i].bev
+ * both set; they are replaced by raw fds and edge-triggered events).
+ * up_prefix (up_len bytes, may be 0) goes upstream and down_prefix to the
+ * client before anything read from the other side: the rewritten head,
+ * the CONNECT answer.  May free c (error, or the relay is already over). */
+void pr_relay_start (struct pr_conn *c, const char *up_prefix, size_t up_len, const char *down_prefix,
+                     size_t down_len);
 
 /* proxy.c */
 void pr_proxy_accept (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kind, const struct pr_peer *peer);

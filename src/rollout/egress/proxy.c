@@ -1,7 +1,7 @@
 /* proxy.c - one egress connection from accept to close: read and parse the
  * request head, authenticate (verifier listener), apply the phase policy,
- * resolve (evdns), check every resolved address, connect, then relay bytes
- * both ways with bounded buffers; answer errors with a one-line reason and
+ * resolve (evdns), check every resolved address, connect, then hand the
+ * sockets to the relay (relay.c); answer errors with a one-line reason and
  * record one decision log line per connection.
  *
  * States: HEAD (reading the head, with a timeout) -> RESOLVE -> CONNECT ->
@@ -12,7 +12,6 @@
  * (pr_body_feed) and anything after it is discarded, never forwarded. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,73 +24,6 @@
 #include "egress-internal.h"
 #include "hostcheck.h"
 
-enum conn_state
-{
-  ST_HEAD,
-  ST_RESOLVE,
-  ST_CONNECT,
-  ST_RELAY,
-  ST_ERROR,
-};
-
-enum
-{
-  CLI = 0,
-  UP = 1,
-};
-
-struct side
-{
-  struct bufferevent *bev; /* until the relay starts */
-  int fd;                  /* from then on (-1 before) */
-  struct event *ev;        /* edge-triggered read + write event on fd */
-};
-
-/* One relay direction: bytes read from side i, written to side 1 - i. */
-struct relay_dir
-{
-  char *buf; /* bytes to write before those in the pipe: [off, len) */
-  size_t cap, off, len;
-  int pipe[2]; /* -1 until the direction switches to splice */
-  size_t in_pipe;
-  bool pipe_tried;
-  bool eof;  /* read side reached EOF */
-  bool shut; /* we shut down the other side's write half */
-};
-
-struct pr_conn
-{
-  struct pr_conn *prev, *next;
-  struct pr_egress *eg;
-  enum pr_conn_kind kind;
-  const struct pr_peer *peer;
-  enum conn_state state;
-  enum pr_phase phase;
-  uint64_t token_id; /* 0: none */
-  struct side s[2];
-  struct relay_dir d[2]; /* d[CLI]: client to upstream; d[UP]: upstream to client */
-  struct event *kick;    /* pump again after a spent budget (bit i: direction i) */
-  unsigned kick_dirs;
-  struct evdns_getaddrinfo_request *dnsreq;
-  struct event *head_deadline; /* absolute limit for the whole head */
-  struct sockaddr_storage addrs[PR_EGRESS_MAX_ADDRS];
-  socklen_t addr_lens[PR_EGRESS_MAX_ADDRS];
-  size_t n_addrs, next_addr;
-  int last_connect_errno;
-  bool timed_out;
-  char method[32];
-  char host[PR_REQHEAD_MAX_HOST + 1];
-  uint16_t port;
-  bool forward;   /* absolute-form request (vs CONNECT tunnel / peer splice) */
-  char *fwd_head; /* rewritten head for a forward request */
-  size_t fwd_len;
-  struct pr_body_tracker body;
-  uint64_t bytes_up, bytes_down;
-  bool decided, allow;
-  char reason[256];
-};
-
-static void conn_free (struct pr_conn *c);
 static void error_event_cb (struct bufferevent *bev, short what, void *arg);
 static void connect_next (struct pr_conn *c);
 
@@ -101,8 +33,8 @@ phase_name (struct pr_conn *c)
   return pr_phase_name (c->phase);
 }
 
-static void
-decide (struct pr_conn *c, bool allow, const char *fmt, ...)
+void
+pr_conn_decide (struct pr_conn *c, bool allow, const char *fmt, ...)
 {
   va_list ap;
 
@@ -157,11 +89,11 @@ error_write_cb (struct bufferevent *bev, void *arg)
 static void
 error_event_cb (struct bufferevent *bev, short what, void *arg)
 {
-  conn_free (arg);
+  pr_conn_free (arg);
 }
 
 /* Answers the client with status and the one-line reason c->reason (set by
- * decide()), then closes once the reply is flushed. */
+ * pr_conn_decide()), then closes once the reply is flushed. */
 static void
 reply_error (struct pr_conn *c, int status)
 {
@@ -176,7 +108,7 @@ reply_error (struct pr_conn *c, int status)
   c->state = ST_ERROR;
   if (c->kind == PR_CONN_PEER)
     {
-      conn_free (c);
+      pr_conn_free (c);
       return;
     }
   bufferevent_disable (cli, EV_READ);
@@ -209,8 +141,8 @@ deny (struct pr_conn *c, int status, const char *fmt, ...)
   reply_error (c, status);
 }
 
-static void
-conn_free (struct pr_conn *c)
+void
+pr_conn_free (struct pr_conn *c)
 {
   struct pr_egress *eg = c->eg;
 
@@ -291,7 +223,7 @@ pr_proxy_evict_idle (struct pr_egress *eg)
   struct pr_conn *victim = oldest_idle (eg);
   if (victim == NULL)
     return false;
-  conn_free (victim);
+  pr_conn_free (victim);
   return true;
 }
 
@@ -299,7 +231,7 @@ void
 pr_proxy_free_all (struct pr_egress *eg)
 {
   while (eg->conns)
-    conn_free (eg->conns);
+    pr_conn_free (eg->conns);
 }
 
 void
@@ -317,7 +249,7 @@ pr_proxy_drop_token (struct pr_egress *eg, uint64_t token_id)
               size_t n = strlen (c->reason);
               snprintf (c->reason + n, sizeof c->reason - n, "%s", n ? "; token expired" : "token expired");
             }
-          conn_free (c);
+          pr_conn_free (c);
         }
     }
 }
@@ -328,323 +260,6 @@ pr_conn_set_target (struct pr_conn *c, const char *method, const char *host, uin
   snprintf (c->method, sizeof c->method, "%s", method);
   snprintf (c->host, sizeof c->host, "%s", host);
   c->port = port;
-}
-
-/* ---- relay ----
- *
- * Once the upstream is connected the bufferevents are gone: each socket
- * gets one edge-triggered event for reading and writing, added once, and
- * bytes move with recv/send through a small buffer or, for bulk transfers,
- * with splice(2) through a pipe, so a body never crosses into user space
- * and the loop makes no epoll_ctl call per burst.  Edge triggering is safe
- * because pump() only stops when every operation it could make would block
- * (EAGAIN on the read of an empty socket, or on the write to a full one),
- * and each of those is followed by an edge when the socket changes.
- * The first PR_EGRESS_RELAY_BUF bytes of a direction go through user space
- * (a short response never pays for a pipe and its 2 fds); a read that
- * fills the buffer switches the direction to a pipe for the rest.  The
- * request body of a forward request always goes through user space: the
- * body tracker has to see it. */
-
-static void relay_kick_cb (evutil_socket_t fd, short what, void *arg);
-
-static int
-side_fd (struct pr_conn *c, int i)
-{
-  return c->s[i].fd;
-}
-
-static void
-dir_append (struct relay_dir *d, const void *p, size_t n)
-{
-  if (d->len + n > d->cap)
-    {
-      size_t cap = d->len + n > PR_EGRESS_RELAY_BUF ? d->len + n : PR_EGRESS_RELAY_BUF;
-      d->buf = xrealloc (d->buf, cap);
-      d->cap = cap;
-    }
-  memcpy (d->buf + d->len, p, n);
-  d->len += n;
-}
-
-/* Keeps what the body tracker accepts of the len bytes at d->buf + d->len
- * (just read from the client); drops anything after the end of the request
- * body.  False when the body is malformed (c is freed). */
-static bool
-dir_take_body (struct pr_conn *c, struct relay_dir *d, size_t len)
-{
-  if (c->body.done)
-    return true;
-  ssize_t n = pr_body_feed (&c->body, d->buf + d->len, len);
-  if (n < 0)
-    {
-      decide (c, true, "malformed chunked request body");
-      conn_free (c);
-      return false;
-    }
-  d->len += n;
-  c->bytes_up += n;
-  return true;
-}
-
-static void
-dir_open_pipe (struct pr_egress *eg, struct relay_dir *d)
-{
-  int p[2];
-
-  d->pipe_tried = true;
-  /* Out of fds or of the pipe budget: this direction stays in user
-   * space (slower, same bytes). */
-  if (eg->pipes_free == 0 || pipe2 (p, O_NONBLOCK | O_CLOEXEC) < 0)
-    return;
-  eg->pipes_free--;
-  /* A 64 KiB default pipe holds 16 socket fragments, often far less than
-   * 64 KiB.  A failure (over /proc/sys/fs/pipe-max-size or the user's
-   * pipe quota) leaves the default: slower, still correct. */
-  fcntl (p[1], F_SETPIPE_SZ, PR_EGRESS_RELAY_HIGH);
-  d->pipe[0] = p[0];
-  d->pipe[1] = p[1];
-}
-
-static bool
-relay_io_failed (void)
-{
-  return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
-}
-
-/* Both directions over (a tunnel), or the response over (a forward
- * request, whose client gets nothing more): frees c and returns true. */
-static bool
-relay_maybe_finish (struct pr_conn *c)
-{
-  struct relay_dir *up = &c->d[CLI], *down = &c->d[UP];
-  bool down_done = down->eof && down->len == 0 && down->in_pipe == 0;
-  bool up_done = up->eof && up->len == 0 && up->in_pipe == 0;
-
-  if (down_done && (c->forward || up_done))
-    {
-      conn_free (c);
-      return true;
-    }
-  return false;
-}
-
-/* Moves bytes from side i to side 1 - i until that would block both ways
- * (or the call's budget is spent: then c->kick runs it again after the
- * loop has looked at other connections); on EOF from side i, once
- * everything read is written, shuts the other side's write half so its
- * peer sees EOF too (half-close).  False when c was freed (error,
- * malformed body, or the relay is over). */
-static bool
-pump (struct pr_conn *c, int i, bool try_read)
-{
-  struct relay_dir *d = &c->d[i];
-  int from = side_fd (c, i), to = side_fd (c, 1 - i);
-  bool tracked = i == CLI && c->forward;
-  uint64_t *count = i == CLI ? &c->bytes_up : &c->bytes_down;
-  bool rblocked = !try_read, wblocked = false;
-  size_t budget = PR_EGRESS_RELAY_BUDGET;
-
-  for (;;)
-    {
-      bool progress = false;
-      ssize_t n;
-
-      /* Older bytes first: the buffer, then the pipe. */
-      if (!wblocked && d->len > d->off)
-        {
-          n = send (to, d->buf + d->off, d->len - d->off, MSG_NOSIGNAL | MSG_DONTWAIT);
-          if (n < 0 && relay_io_failed ())
-            goto fail;
-          wblocked = n < 0;
-          if (n > 0)
-            {
-              progress = true;
-              d->off += n;
-              if (d->off == d->len)
-                d->off = d->len = 0;
-            }
-        }
-      else if (!wblocked && d->in_pipe > 0)
-        {
-          n = splice (d->pipe[0], NULL, to, NULL, d->in_pipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-          if (n < 0 && relay_io_failed ())
-            goto fail;
-          wblocked = n < 0;
-          if (n > 0)
-            {
-              progress = true;
-              d->in_pipe -= n;
-            }
-        }
-
-      if (!rblocked && !d->eof && budget > 0)
-        {
-          n = -2; /* no room: nothing tried */
-          bool ambiguous = false;
-          if (d->pipe[0] >= 0)
-            {
-              size_t queued = d->in_pipe + (d->len - d->off);
-              if (queued < PR_EGRESS_RELAY_HIGH)
-                {
-                  /* EAGAIN also means "pipe slots full" while the pipe
-                   * holds data; only an empty pipe makes it certain. */
-                  ambiguous = d->in_pipe > 0;
-                  n = splice (from, NULL, d->pipe[1], NULL, PR_EGRESS_RELAY_HIGH - queued,
-                              SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-                  if (n > 0)
-                    {
-                      d->in_pipe += n;
-                      *count += n;
-                    }
-                }
-            }
-          else if (d->len < PR_EGRESS_RELAY_BUF)
-            {
-              if (d->buf == NULL)
-                {
-                  d->buf = xmalloc (PR_EGRESS_RELAY_BUF);
-                  d->cap = PR_EGRESS_RELAY_BUF;
-                }
-              size_t room = d->cap - d->len;
-              n = recv (from, d->buf + d->len, room, MSG_DONTWAIT);
-              if (n > 0)
-                {
-                  if (tracked)
-                    {
-                      if (!dir_take_body (c, d, n))
-                        return false;
-                    }
-                  else
-                    {
-                      d->len += n;
-                      *count += n;
-                      if ((size_t) n == room && !d->pipe_tried)
-                        dir_open_pipe (c->eg, d);
-                    }
-                }
-            }
-          if (n == -1 && relay_io_failed ())
-            goto fail;
-          if (n == -1 && !ambiguous)
-            rblocked = true;
-          if (n == 0)
-            d->eof = true;
-          if (n >= 0)
-            {
-              progress = true;
-              budget = (size_t) n < budget ? budget - n : 0;
-            }
-        }
-      if (!progress)
-        break;
-    }
-  if (budget == 0 && !d->eof)
-    {
-      /* Another turn once the loop has served everyone else (a timer
-       * runs after the next epoll_wait; event_active would run first). */
-      static const struct timeval now = { 0, 0 };
-      if (c->kick == NULL)
-        c->kick = evtimer_new (c->eg->base, relay_kick_cb, c);
-      if (c->kick == NULL || evtimer_add (c->kick, &now) < 0)
-        goto fail;
-      c->kick_dirs |= 1u << i;
-    }
-  if (d->eof && d->len == 0 && d->in_pipe == 0 && !d->shut)
-    {
-      shutdown (to, SHUT_WR);
-      d->shut = true;
-    }
-  return !relay_maybe_finish (c);
-
-fail:
-  conn_free (c);
-  return false;
-}
-
-static void
-relay_kick_cb (evutil_socket_t fd, short what, void *arg)
-{
-  struct pr_conn *c = arg;
-  unsigned dirs = c->kick_dirs;
-
-  c->kick_dirs = 0;
-  if ((dirs & (1u << CLI)) && !pump (c, CLI, true))
-    return;
-  if (dirs & (1u << UP))
-    pump (c, UP, true);
-}
-
-static void
-relay_cb (evutil_socket_t fd, short what, void *arg)
-{
-  struct pr_conn *c = arg;
-  int i = fd == side_fd (c, CLI) ? CLI : UP;
-
-  /* Readable: data from side i; writable: room for data towards it,
-   * which matters only when some is waiting (reading the other side is
-   * driven by its own read edges).  Errors and hangups come as both. */
-  if ((what & EV_READ) && !pump (c, i, true))
-    return;
-  if ((what & EV_WRITE) && (c->d[1 - i].len > c->d[1 - i].off || c->d[1 - i].in_pipe > 0))
-    pump (c, 1 - i, true);
-}
-
-/* Takes the socket out of a bufferevent without closing it. */
-static int
-bev_take_fd (struct bufferevent **bevp)
-{
-  int fd = bufferevent_getfd (*bevp);
-  bufferevent_setfd (*bevp, -1);
-  bufferevent_free (*bevp);
-  *bevp = NULL;
-  return fd;
-}
-
-/* Starts relaying.  prefix[i] (len[i] bytes, may be 0) goes to side 1 - i
- * before anything read from side i: the rewritten head upstream, the
- * CONNECT answer to the client. */
-static void
-start_relay (struct pr_conn *c, const char *up_prefix, size_t up_len, const char *down_prefix, size_t down_len)
-{
-  struct evbuffer *early = bufferevent_get_input (c->s[CLI].bev);
-  size_t n_early = evbuffer_get_length (early);
-
-  c->state = ST_RELAY;
-  if (up_len)
-    dir_append (&c->d[CLI], up_prefix, up_len);
-  if (down_len)
-    dir_append (&c->d[UP], down_prefix, down_len);
-  /* Bytes the client sent after the head (early tunnel data, the start of
-   * a request body) are already buffered. */
-  if (n_early > 0)
-    {
-      struct relay_dir *d = &c->d[CLI];
-      size_t before = d->len;
-      dir_append (d, evbuffer_pullup (early, n_early), n_early);
-      if (c->forward)
-        {
-          d->len = before;
-          if (!dir_take_body (c, d, n_early))
-            return;
-        }
-      else
-        c->bytes_up += n_early;
-    }
-  for (int i = 0; i < 2; i++)
-    {
-      c->s[i].fd = bev_take_fd (&c->s[i].bev);
-      c->s[i].ev = event_new (c->eg->base, c->s[i].fd, EV_READ | EV_WRITE | EV_ET | EV_PERSIST, relay_cb, c);
-      if (c->s[i].ev == NULL || event_add (c->s[i].ev, NULL) < 0)
-        {
-          conn_free (c);
-          return;
-        }
-    }
-  /* Only the prefixes are written now: whatever is already readable is
-   * reported by the events' first edge. */
-  if (pump (c, CLI, false))
-    pump (c, UP, false);
 }
 
 /* ---- connect ---- */
@@ -660,7 +275,7 @@ up_connect_event (struct bufferevent *bev, short what, void *arg)
       bool tunnel = c->kind != PR_CONN_PEER && !c->forward;
       if (c->forward)
         c->bytes_up += c->fwd_len;
-      start_relay (c, c->forward ? c->fwd_head : NULL, c->forward ? c->fwd_len : 0, tunnel ? established : NULL,
+      pr_relay_start (c, c->forward ? c->fwd_head : NULL, c->forward ? c->fwd_len : 0, tunnel ? established : NULL,
                    tunnel ? sizeof established - 1 : 0);
       return;
     }
@@ -698,11 +313,11 @@ connect_next (struct pr_conn *c)
     }
   if (c->timed_out)
     {
-      decide (c, true, "connect to %s port %u timed out", c->host, c->port);
+      pr_conn_decide (c, true, "connect to %s port %u timed out", c->host, c->port);
       reply_error (c, 504);
       return;
     }
-  decide (c, true, "cannot connect to %s port %u: %s", c->host, c->port,
+  pr_conn_decide (c, true, "cannot connect to %s port %u: %s", c->host, c->port,
           c->last_connect_errno ? strerror (c->last_connect_errno) : "no address");
   reply_error (c, 502);
 }
@@ -741,7 +356,7 @@ resolved_cb (int result, struct evutil_addrinfo *res, void *arg)
   c->dnsreq = NULL;
   if (result != 0)
     {
-      decide (c, false, "cannot resolve %s: %s", c->host, evutil_gai_strerror (result));
+      pr_conn_decide (c, false, "cannot resolve %s: %s", c->host, evutil_gai_strerror (result));
       reply_error (c, 502);
       return;
     }
@@ -774,7 +389,7 @@ resolved_cb (int result, struct evutil_addrinfo *res, void *arg)
               pr_addr_class_name (refused_class));
       else
         {
-          decide (c, true, "%s has no usable address", c->host);
+          pr_conn_decide (c, true, "%s has no usable address", c->host);
           reply_error (c, 502);
         }
       return;
@@ -885,7 +500,7 @@ head_read_cb (struct bufferevent *bev, void *arg)
     return;
   if (!policy_allows (c, &rh))
     return;
-  decide (c, true, rh.is_connect ? "tunnel" : "forward");
+  pr_conn_decide (c, true, rh.is_connect ? "tunnel" : "forward");
   c->forward = !rh.is_connect;
   if (c->forward)
     {
@@ -904,7 +519,7 @@ head_read_cb (struct bufferevent *bev, void *arg)
 static void
 head_deadline_cb (evutil_socket_t fd, short what, void *arg)
 {
-  conn_free (arg);
+  pr_conn_free (arg);
 }
 
 static void
@@ -912,7 +527,7 @@ head_event_cb (struct bufferevent *bev, short what, void *arg)
 {
   /* EOF, error or the head timeout before a complete head: nothing was
    * decided, nothing is logged. */
-  conn_free (arg);
+  pr_conn_free (arg);
 }
 
 void
@@ -943,7 +558,7 @@ pr_proxy_accept (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kin
   if (kind == PR_CONN_PEER)
     {
       bufferevent_setcb (c->s[CLI].bev, NULL, NULL, error_event_cb, c);
-      decide (c, true, "peer %s:%u", peer->name, peer->port);
+      pr_conn_decide (c, true, "peer %s:%u", peer->name, peer->port);
       pr_peer_start (c);
       return;
     }
@@ -956,7 +571,7 @@ pr_proxy_accept (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kin
   c->head_deadline = evtimer_new (eg->base, head_deadline_cb, c);
   if (c->head_deadline == NULL || evtimer_add (c->head_deadline, &tv) < 0)
     {
-      conn_free (c);
+      pr_conn_free (c);
       return;
     }
   bufferevent_setcb (c->s[CLI].bev, head_read_cb, NULL, head_event_cb, c);

@@ -1,0 +1,216 @@
+/* init.c - the container side of create: stage 1 (joins and creates the
+ * namespaces, clones the init) and the container's init (rootfs, hooks in
+ * the container, pivot_root, sysctl, console, process attributes, then the
+ * wait on exec.fifo and execve).  The runtime side is container.c; the
+ * process model is described there. */
+#define _GNU_SOURCE
+#include "create-internal.h"
+#include "console.h"
+#include "finalize.h"
+#include "hooks.h"
+#include "log.h"
+#include "sync.h"
+#include "util.h"
+#include "../linux/mount.h"
+#include "../linux/namespace.h"
+#include "../linux/netlink.h"
+#include "../linux/procattr.h"
+#include "../rollout/network.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+/* --------------------------------------------------------- container side */
+
+static void __attribute__ ((noreturn))
+child_fail (struct create_ctx *c, pr_error *err)
+{
+  pr_sync_send_error (c->sync_child, err);
+  _exit (1);
+}
+
+static int
+wait_for_start (struct create_ctx *c, pr_error **err)
+{
+  /* Blocks until `start` opens the fifo for reading.  The fd stays open
+   * (close-on-exec) until execve, so `start` sees EOF only once the user
+   * process runs, and poststart hooks run after it as the spec requires. */
+  int fd = openat (c->fifo_dirfd, "exec.fifo", O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return pr_error_set (err, errno, "open exec.fifo");
+  if (pr_write_all (fd, "0", 1) < 0)
+    return pr_error_set (err, errno, "write exec.fifo");
+  close (c->fifo_dirfd);
+  c->fifo_dirfd = -1;
+  return 0;
+}
+
+/* Peer names go into the hosts file the container will see (the engine's
+ * bind mount is in place by now), so no extra mount shows in mountinfo. */
+static int
+write_peer_hosts (struct create_ctx *c, pr_error **err)
+{
+  _cleanup_close_ int rootfd = open (c->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return pr_error_set (err, errno, "open rootfs `%s`", c->rootfs);
+  return pr_network_write_hosts (c->rollout->policy, rootfd, err);
+}
+
+static void __attribute__ ((noreturn))
+container_init (struct create_ctx *c)
+{
+  pr_error *err = NULL;
+  const struct pr_config *cfg = c->cfg;
+  const struct pr_process *p = &cfg->process;
+  _cleanup_free_ char *exe = NULL;
+  _cleanup_free_ char *created_json = NULL;
+  _cleanup_strv_ char **env = NULL;
+  struct pr_rootfs_opts ro = {
+    .rootfs = c->rootfs,
+    .in_userns = pr_config_namespace (cfg, CLONE_NEWUSER) != NULL,
+    .new_cgroupns = (c->new_flags & CLONE_NEWCGROUP) != 0,
+    .no_pivot = c->o->no_pivot,
+  };
+
+  if (pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
+    _exit (1);
+  if (setsid () < 0)
+    pr_error_set (&err, errno, "setsid");
+  /* A rollout's network namespace is fresh: only lo, and it must be up for
+   * the egress proxy and peers on 127.0.0.1. */
+  if (err == NULL && c->rollout)
+    pr_netlink_lo_up (&err);
+  if (err == NULL && chdir (c->bundle) < 0)
+    pr_error_set (&err, errno, "chdir to bundle `%s`", c->bundle);
+  if (err == NULL)
+    pr_rootfs_prepare (cfg, &ro, &err);
+  if (err == NULL && c->rollout)
+    write_peer_hosts (c, &err);
+  if (err == NULL)
+    pr_uts_apply (cfg, pr_config_namespace (cfg, CLONE_NEWUTS) != NULL, &err);
+  if (err == NULL)
+    pr_sync_send (c->sync_child, PR_SYNC_HOOKS, 0, NULL, &err);
+  if (err == NULL)
+    pr_sync_expect (c->sync_child, PR_SYNC_HOOKS_DONE, "runtime", NULL, &c->state_json, &err);
+  if (err == NULL)
+    pr_hooks_run (&cfg->hooks[PR_HOOK_CREATE_CONTAINER], "createContainer", c->state_json, &err);
+  if (err == NULL)
+    pr_sync_expect (c->sync_child, PR_SYNC_STATE, "runtime", NULL, &created_json, &err);
+  if (err == NULL)
+    pr_rootfs_pivot (cfg, &ro, &err);
+  /* sysctls before readonlyPaths turns /proc/sys read-only. */
+  if (err == NULL)
+    pr_sysctl_apply (cfg, &err);
+  if (err == NULL)
+    pr_rootfs_finalize (cfg, &ro, &err);
+  if (err == NULL && p->terminal)
+    pr_console_setup_slave (c->console_fd, p->has_console_size, p->console_height, p->console_width, &err);
+  if (err == NULL)
+    pr_finalize_prepare (p, cfg, &exe, &env, &err);
+  if (err == NULL)
+    pr_finalize_security (p, cfg, c->state_json, &err);
+  if (err)
+    child_fail (c, err);
+  if (c->console_fd >= 0)
+    close (c->console_fd);
+  if (pr_sync_send (c->sync_child, PR_SYNC_READY, 0, NULL, &err) < 0)
+    _exit (1);
+  close (c->sync_child);
+
+  if (wait_for_start (c, &err) < 0 ||
+      pr_hooks_run (&cfg->hooks[PR_HOOK_START_CONTAINER], "startContainer", created_json, &err) < 0)
+    {
+      pr_log_fatal_error (err);
+      _exit (1);
+    }
+  pr_finalize_fds (c->listen_fds + c->o->preserve_fds);
+  execve (exe, p->args, env);
+  pr_error_set (&err, errno, "exec `%s`", exe);
+  pr_log_fatal_error (err);
+  _exit (127);
+}
+
+static int
+write_time_offsets (const struct pr_config *cfg, pr_error **err)
+{
+  char buf[128];
+  int n = snprintf (buf, sizeof buf, "monotonic %lld %u\nboottime %lld %u\n",
+                    (long long) cfg->linux.monotonic_secs, cfg->linux.monotonic_nanosecs,
+                    (long long) cfg->linux.boottime_secs, cfg->linux.boottime_nanosecs);
+  _cleanup_close_ int fd = open ("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || write (fd, buf, n) < 0)
+    return pr_error_set (err, errno, "write timens_offsets");
+  return 0;
+}
+
+static int
+become_root_in_userns (pr_error **err)
+{
+  if (setresgid (0, 0, 0) < 0)
+    return pr_error_set (err, errno, "setgid 0 in the user namespace (is 0 mapped?)");
+  if (setresuid (0, 0, 0) < 0)
+    return pr_error_set (err, errno, "setuid 0 in the user namespace (is 0 mapped?)");
+  return 0;
+}
+
+void
+pr_create_stage1 (struct create_ctx *c)
+{
+  pr_error *err = NULL;
+  const struct pr_config *cfg = c->cfg;
+  bool has_userns = pr_config_namespace (cfg, CLONE_NEWUSER) != NULL;
+
+  close (c->sync_parent);
+  /* Holding the locked fd would keep `start` and `delete` waiting on the
+   * state lock for as long as the container lives. */
+  close (c->state_dirfd);
+  c->state_dirfd = -1;
+  if (c->local_console >= 0)
+    close (c->local_console);
+  if (pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
+    _exit (1);
+  if (pr_ns_join (cfg, c->ns_fds, true, &err) < 0 || pr_ns_join (cfg, c->ns_fds, false, &err) < 0)
+    child_fail (c, err);
+  if (c->new_flags & CLONE_NEWUSER)
+    {
+      if (unshare (CLONE_NEWUSER) < 0)
+        {
+          pr_error_set (&err, errno, "unshare user namespace");
+          child_fail (c, err);
+        }
+      if (pr_sync_send (c->sync_child, PR_SYNC_USERNS_READY, 0, NULL, &err) < 0
+          || pr_sync_expect (c->sync_child, PR_SYNC_MAPS_DONE, "runtime", NULL, NULL, &err) < 0)
+        _exit (1);
+    }
+  if (has_userns && become_root_in_userns (&err) < 0)
+    child_fail (c, err);
+  if (c->new_flags & CLONE_NEWTIME)
+    {
+      if (unshare (CLONE_NEWTIME) < 0)
+        {
+          pr_error_set (&err, errno, "unshare time namespace");
+          child_fail (c, err);
+        }
+      if (cfg->linux.has_time_offsets && write_time_offsets (cfg, &err) < 0)
+        child_fail (c, err);
+    }
+  int rest = c->new_flags & ~(CLONE_NEWUSER | CLONE_NEWTIME);
+  if (rest && unshare (rest) < 0)
+    {
+      pr_error_set (&err, errno, "unshare namespaces (flags 0x%x)", rest);
+      child_fail (c, err);
+    }
+  pid_t pid = pr_clone_parent ();
+  if (pid < 0)
+    {
+      pr_error_set (&err, errno, "clone container process");
+      child_fail (c, err);
+    }
+  if (pid == 0)
+    container_init (c);
+  pr_sync_send (c->sync_child, PR_SYNC_PID, pid, NULL, NULL);
+  _exit (0);
+}
