@@ -329,20 +329,6 @@ run_runtime_hooks (struct create_ctx *c, char **annotations, pr_error **err)
   return pr_sync_send (c->sync_parent, PR_SYNC_STATE, 0, created, err);
 }
 
-static int
-write_pid_file (const char *path, pid_t pid, pr_error **err)
-{
-  if (path == NULL)
-    return 0;
-  _cleanup_free_ char *tmp = xasprintf ("%s.tmp", path);
-  _cleanup_free_ char *text = xasprintf ("%d", pid);
-  if (pr_write_file_at (AT_FDCWD, tmp, text, strlen (text), 0644, err) < 0)
-    return -1;
-  if (rename (tmp, path) < 0)
-    return pr_error_set (err, errno, "rename pid file `%s`", path);
-  return 0;
-}
-
 /* Saves state.json as far as create knows it (pid 0 until the init
  * exists), so a runtime killed at any later step of create leaves a
  * container that `delete --force` finds and cleans up (cgroup, hidden
@@ -411,7 +397,7 @@ drive_children (struct create_ctx *c, pr_error **err)
   if (r < 0)
     return -1;
   test_crash_at ("state-saved");
-  return write_pid_file (c->o->pid_file, c->init_pid, err);
+  return pr_state_write_pid_file (c->o->pid_file, c->init_pid, err);
 }
 
 static int

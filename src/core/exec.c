@@ -430,15 +430,6 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
   return 0;
 }
 
-static int
-write_pid_file (const char *path, pid_t pid, pr_error **err)
-{
-  if (path == NULL)
-    return 0;
-  _cleanup_free_ char *text = xasprintf ("%d", pid);
-  return pr_write_file_at (AT_FDCWD, path, text, strlen (text), 0644, err);
-}
-
 int
 pr_container_exec (const struct pr_global *g, const struct pr_exec_opts *o, int *exit_code, pr_error **err)
 {
@@ -455,7 +446,7 @@ pr_container_exec (const struct pr_global *g, const struct pr_exec_opts *o, int 
     sigprocmask (SIG_BLOCK, &mask, &old);
   if (prepare (&c, g, err) < 0 || start_process (&c, &pid, err) < 0)
     goto out;
-  if (write_pid_file (o->pid_file, pid, err) < 0)
+  if (pr_state_write_pid_file (o->pid_file, pid, err) < 0)
     goto out;
   ret = 0;
   if (o->detach)

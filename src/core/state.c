@@ -316,6 +316,20 @@ pr_state_list (const char *root, char ***ids_out, pr_error **err)
   return 0;
 }
 
+int
+pr_state_write_pid_file (const char *path, pid_t pid, pr_error **err)
+{
+  if (path == NULL)
+    return 0;
+  _cleanup_free_ char *tmp = xasprintf ("%s.tmp", path);
+  _cleanup_free_ char *text = xasprintf ("%d", pid);
+  if (pr_write_file_at (AT_FDCWD, tmp, text, strlen (text), 0644, err) < 0)
+    return -1;
+  if (rename (tmp, path) < 0)
+    return pr_error_set (err, errno, "rename pid file `%s`", path);
+  return 0;
+}
+
 void
 pr_state_free (struct pr_state *st)
 {

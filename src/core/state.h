@@ -68,6 +68,11 @@ char *pr_state_to_json (const struct pr_state *st, const char *status);
 /* Lists ids under root (NULL-terminated, malloc'd); missing root = empty. */
 int pr_state_list (const char *root, char ***ids_out, pr_error **err);
 
+/* Writes pid in decimal to path (--pid-file), atomically (a temp file
+ * renamed over it) so an engine polling the file never reads it half
+ * written.  path NULL is a no-op.  Errors: write/rename errno with the path. */
+int pr_state_write_pid_file (const char *path, pid_t pid, pr_error **err);
+
 void pr_state_free (struct pr_state *st);
 static inline void pr_state_freep (struct pr_state **s) { if (*s) pr_state_free (*s); }
 #define _cleanup_state_ __attribute__ ((cleanup (pr_state_freep)))

@@ -306,26 +306,31 @@ phase_table (const struct pr_policy *p, enum pr_phase phase)
     }
 }
 
-enum pr_net_mode
-pr_policy_net_mode (const struct pr_policy *p, enum pr_phase phase)
+/* The table whose network_mode applies to a phase: its own, else the
+ * environment table's; NULL when neither sets one (mode none). */
+static const struct pr_phase_policy *
+net_table (const struct pr_policy *p, enum pr_phase phase)
 {
   const struct pr_phase_policy *t = phase_table (p, phase);
   if (t && t->network_mode != PR_NET_UNSET)
-    return t->network_mode;
+    return t;
   if (p->environment.network_mode != PR_NET_UNSET)
-    return p->environment.network_mode;
-  return PR_NET_NONE;
+    return &p->environment;
+  return NULL;
+}
+
+enum pr_net_mode
+pr_policy_net_mode (const struct pr_policy *p, enum pr_phase phase)
+{
+  const struct pr_phase_policy *t = net_table (p, phase);
+  return t ? t->network_mode : PR_NET_NONE;
 }
 
 char *const *
 pr_policy_allowed_hosts (const struct pr_policy *p, enum pr_phase phase)
 {
-  const struct pr_phase_policy *t = phase_table (p, phase);
-  if (t && t->network_mode != PR_NET_UNSET)
-    return t->allowed_hosts;
-  if (p->environment.network_mode != PR_NET_UNSET)
-    return p->environment.allowed_hosts;
-  return NULL;
+  const struct pr_phase_policy *t = net_table (p, phase);
+  return t ? t->allowed_hosts : NULL;
 }
 
 bool
