@@ -119,10 +119,13 @@ wait_until() {
 # in_pty CMD...: run CMD with a pseudo-terminal as its stdin/stdout (util-linux
 # script), so `-t` gets a real terminal to relay.  The terminal is 0x0 (as
 # script makes it without an outer terminal); in_pty_sized sets a size.
+# script(1) runs the command line with $SHELL -c: bash is named because
+# printf %q writes $'...' for arguments with newlines, which dash (the
+# /bin/sh a CI job without SHELL gets) reads as a literal string.
 in_pty() {
 	local cmd
 	printf -v cmd '%q ' "$@"
-	timeout -k 5 "$ENGINE_TIMEOUT" script -qec "$cmd" /dev/null </dev/null
+	SHELL=/bin/bash timeout -k 5 "$ENGINE_TIMEOUT" script -qec "$cmd" /dev/null </dev/null
 }
 
 # in_pty_sized ROWS COLS CMD...: in_pty with a ROWSxCOLS terminal, the size
@@ -131,7 +134,7 @@ in_pty_sized() {
 	local rows=$1 cols=$2 cmd
 	shift 2
 	printf -v cmd '%q ' "$@"
-	timeout -k 5 "$ENGINE_TIMEOUT" script -qec "stty rows $rows cols $cols; $cmd" /dev/null </dev/null
+	SHELL=/bin/bash timeout -k 5 "$ENGINE_TIMEOUT" script -qec "stty rows $rows cols $cols; $cmd" /dev/null </dev/null
 }
 
 # The shell snippet run by the tty checks, inside the container: the tty's
