@@ -384,10 +384,17 @@ pr_cgroup_pids (const char *path, pid_t **pids_out, size_t *n_out, pr_error **er
 }
 
 /* rmdir of dir and of any nested cgroup below it, deepest first (cgroupfs
- * dirs hold only control files, which rmdir removes with them). */
+ * dirs hold only control files, which rmdir removes with them).  The plain
+ * rmdir is tried first: a container's cgroup rarely has children, and the
+ * directory walk costs an opendir and a getdents per hierarchy on every
+ * delete. */
 static int
 rmdir_tree (const char *dir)
 {
+  if (rmdir (dir) == 0)
+    return 0;
+  if (errno != EBUSY && errno != ENOTEMPTY)
+    return -1;
   DIR *d = opendir (dir);
   if (d == NULL)
     return -1;

@@ -332,9 +332,10 @@ run_runtime_hooks (struct create_ctx *c, char **annotations, pr_error **err)
 /* Saves state.json as far as create knows it (pid 0 until the init
  * exists), so a runtime killed at any later step of create leaves a
  * container that `delete --force` finds and cleans up (cgroup, hidden
- * paths, egress helper, state dir) and whose id can be used again.  The
- * complete state overwrites it once the container is ready; `state` and
- * `delete` wait on the state lock until then. */
+ * paths, egress helper, state dir) and whose id can be used again.  It is
+ * written twice: before anything outside the state dir exists (cgroup path
+ * known, pid 0), and once the init's pid is known, which completes it;
+ * `state` and `delete` wait on the state lock until create is done. */
 static int
 save_partial_state (struct create_ctx *c, pr_error **err)
 {
@@ -390,12 +391,9 @@ drive_children (struct create_ctx *c, pr_error **err)
         return -1;
       test_crash_at ("network");
     }
-  struct pr_state st = make_state (c, annotations);
-  st.created = now_rfc3339 ();
-  int r = pr_state_save (&st, err);
-  free (st.created);
-  if (r < 0)
-    return -1;
+  /* state.json has been complete since the init's pid was saved above:
+   * nothing after that changes it, so it is not written again (each
+   * rename over an existing file costs a data flush on ext4, auto_da_alloc). */
   test_crash_at ("state-saved");
   return pr_state_write_pid_file (c->o->pid_file, c->init_pid, err);
 }
@@ -407,6 +405,10 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
     return -1;
   c->state_created = true;
   if (pr_write_file_at (c->state_dirfd, "config.json", c->config_text, c->config_len, 0600, err) < 0)
+    return -1;
+  /* crun's --cgroup-manager disabled: the container stays in our cgroup. */
+  bool no_cgroup = c->g->cgroup_manager && strcmp (c->g->cgroup_manager, "disabled") == 0;
+  if (!no_cgroup && pr_cgroup_path (c->cfg->linux.cgroups_path, c->o->id, c->g->systemd_cgroup, &c->cgroup_path, err) < 0)
     return -1;
   if (save_partial_state (c, err) < 0)
     return -1;
@@ -430,12 +432,6 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
     return -1;
   if (c->o->local_tty && c->cfg->process.terminal
       && pr_console_local_socket (&c->local_console, &c->console_fd, err) < 0)
-    return -1;
-  /* crun's --cgroup-manager disabled: the container stays in our cgroup. */
-  bool no_cgroup = c->g->cgroup_manager && strcmp (c->g->cgroup_manager, "disabled") == 0;
-  if (!no_cgroup && pr_cgroup_path (c->cfg->linux.cgroups_path, c->o->id, c->g->systemd_cgroup, &c->cgroup_path, err) < 0)
-    return -1;
-  if (!no_cgroup && save_partial_state (c, err) < 0)
     return -1;
   if (!no_cgroup && pr_cgroup_create (c->cgroup_path, 0, err) < 0)
     return -1;
@@ -532,8 +528,11 @@ open_fifo_and_release (struct pr_state *st, pr_error **err)
       struct pollfd pfd = { fd, POLLIN, 0 };
       if (poll (&pfd, 1, 10) < 0 && errno != EINTR)
         return pr_error_set (err, errno, "poll exec.fifo");
-      if (pfd.revents & POLLHUP)
-        usleep (1000);
+      /* Before the init has opened its end, a FIFO without a writer polls
+       * as POLLHUP at once: pace that wait instead of spinning.  After the
+       * byte, POLLHUP is the EOF we wait for and the next read returns it. */
+      if ((pfd.revents & POLLHUP) && !released)
+        usleep (100);
     }
   unlinkat (st->state_dirfd, "exec.fifo", 0);
   return 0;
@@ -660,12 +659,9 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
       pr_error_free (err);
     }
   kill_and_wait (st);
-  if (st->cgroup_path)
-    {
-      pr_cgroup_kill (st->cgroup_path, SIGKILL, NULL);
-      if (pr_cgroup_destroy (st->cgroup_path, err) < 0)
-        return -1;
-    }
+  /* pr_cgroup_destroy kills what is left in the cgroup before removing it */
+  if (st->cgroup_path && pr_cgroup_destroy (st->cgroup_path, err) < 0)
+    return -1;
   if (cfg)
     run_warn_hooks (cfg, PR_HOOK_POSTSTOP, "poststop", json);
   pr_network_stop (st->state_dirfd);
