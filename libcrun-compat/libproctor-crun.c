@@ -91,7 +91,7 @@ libcrun_container_load_from_file (const char *path, libcrun_error_t *err)
   size_t len = 0;
   if (path == NULL)
     {
-      pr_error_set (&e, EINVAL, "config file path is NULL");
+      pr_error_invalid (&e, "config file path is NULL");
       to_crun_error (e, err);
       return NULL;
     }
@@ -117,7 +117,7 @@ libcrun_container_load_from_memory (const char *json, libcrun_error_t *err)
   if (json == NULL)
     {
       pr_error *e = NULL;
-      pr_error_set (&e, EINVAL, "config json is NULL");
+      pr_error_invalid (&e, "config json is NULL");
       to_crun_error (e, err);
       return NULL;
     }
@@ -169,9 +169,9 @@ static int
 check_context (const libcrun_context_t *ctx, bool need_id, pr_error **err)
 {
   if (ctx == NULL)
-    return pr_error_set (err, EINVAL, "context is NULL");
+    return pr_error_invalid (err, "context is NULL");
   if (need_id && (ctx->id == NULL || *ctx->id == '\0'))
-    return pr_error_set (err, EINVAL, "context: container id is not set");
+    return pr_error_invalid (err, "context: container id is not set");
   if (ctx->notify_socket)
     return pr_error_set (err, EOPNOTSUPP, "context: notify_socket is not supported by proctor");
   return 0;
@@ -190,7 +190,7 @@ create_or_run (libcrun_context_t *ctx, libcrun_container_t *container, bool run,
     return to_crun_error (e, err);
   if (container == NULL)
     {
-      pr_error_set (&e, EINVAL, "container is NULL");
+      pr_error_invalid (&e, "container is NULL");
       return to_crun_error (e, err);
     }
   if (memfd_with ("config.json", container->text, container->len, &fd, &path, &e) < 0)
@@ -253,7 +253,7 @@ kill_common (libcrun_context_t *ctx, const char *id, const char *signal, bool al
   int sig = pr_parse_signal (signal);
   if (sig < 0)
     {
-      pr_error_set (&e, EINVAL, "unknown signal `%s`", signal);
+      pr_error_invalid (&e, "unknown signal `%s`", signal);
       return to_crun_error (e, err);
     }
   struct pr_global g = global_of (ctx);
@@ -360,7 +360,7 @@ libcrun_container_exec_with_options_json (libcrun_context_t *ctx, const char *id
    * library; a smaller one cannot carry the fields we read. */
   if (opts == NULL || opts->struct_size < sizeof (struct libcrun_exec_options_s) || opts->process_json == NULL)
     {
-      pr_error_set (&e, EINVAL, "exec options: struct_size or process_json not set");
+      pr_error_invalid (&e, "exec options: struct_size or process_json not set");
       return to_crun_error (e, err);
     }
   if (memfd_with ("process.json", opts->process_json, strlen (opts->process_json), &fd, &path, &e) < 0)

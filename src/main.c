@@ -96,14 +96,14 @@ parse_globals (int argc, char **argv, struct pr_global *g, int *first, pr_error 
           if (strcmp (optarg, "systemd") == 0)
             g->systemd_cgroup = true;
           else if (strcmp (optarg, "cgroupfs") != 0 && strcmp (optarg, "disabled") != 0)
-            return pr_error_set (err, EINVAL, "unknown --cgroup-manager `%s`", optarg);
+            return pr_error_invalid (err, "unknown --cgroup-manager `%s`", optarg);
           break;
         case 'v':
         case G_VERSION: print_version (); return 1;
         case 'h':
         case G_HELP: print_help (); return 1;
-        case ':': return pr_error_set (err, EINVAL, "missing value for flag `%s`", argv[optind - 1]);
-        default: return pr_error_set (err, EINVAL, "unknown global flag `%s`", argv[optind - 1]);
+        case ':': return pr_error_invalid (err, "missing value for flag `%s`", argv[optind - 1]);
+        default: return pr_error_invalid (err, "unknown global flag `%s`", argv[optind - 1]);
         }
     }
   *first = optind;
@@ -141,6 +141,6 @@ main (int argc, char **argv)
         return pr_cmd_fail (err);
       return commands[i]->run (&g, argc - first, argv + first);
     }
-  pr_error_set (&err, EINVAL, "unknown command `%s`", name);
+  pr_error_invalid (&err, "unknown command `%s`", name);
   return pr_cmd_fail (err);
 }

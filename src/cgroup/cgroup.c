@@ -193,7 +193,7 @@ pr_cgroup_mounts_parse (const char *mountinfo, struct pr_cgroup_mounts *out, pr_
     {
       all = xrealloc (all, (n_all + 1) * sizeof *all);
       if (split_mountinfo_line (line, &all[n_all]) < 0)
-        return pr_error_set (err, EINVAL, "parse mountinfo line %zu", n_all + 1);
+        return pr_error_invalid (err, "parse mountinfo line %zu", n_all + 1);
       n_all++;
     }
 
@@ -394,13 +394,13 @@ expand_slice (const char *slice, char **out, pr_error **err)
       return 0;
     }
   if (n <= 6 || strcmp (slice + n - 6, ".slice") != 0)
-    return pr_error_set (err, EINVAL, "invalid systemd slice `%s`: must end in .slice", slice);
+    return pr_error_invalid (err, "invalid systemd slice `%s`: must end in .slice", slice);
   _cleanup_free_ char *stem = strndup (slice, n - 6);
   if (stem == NULL)
     abort ();
   size_t sl = strlen (stem);
   if (!valid_unit_chars (stem) || stem[0] == '-' || stem[sl - 1] == '-' || strstr (stem, "--"))
-    return pr_error_set (err, EINVAL, "invalid systemd slice `%s`", slice);
+    return pr_error_invalid (err, "invalid systemd slice `%s`", slice);
 
   char *r = xstrdup ("");
   for (size_t i = 0; i <= sl; i++)
@@ -422,7 +422,7 @@ systemd_path (const char *cgroups_path, const char *id, char **out, pr_error **e
   if (cgroups_path == NULL || cgroups_path[0] == '\0')
     {
       if (id == NULL || id[0] == '\0')
-        return pr_error_set (err, EINVAL, "empty cgroupsPath needs a container id");
+        return pr_error_invalid (err, "empty cgroupsPath needs a container id");
       spec = xasprintf ("system.slice:proctor:%s", id);
     }
   else
@@ -431,13 +431,13 @@ systemd_path (const char *cgroups_path, const char *id, char **out, pr_error **e
   char *c1 = strchr (spec, ':');
   char *c2 = c1 ? strchr (c1 + 1, ':') : NULL;
   if (c1 == NULL || c2 == NULL || strchr (c2 + 1, ':') != NULL)
-    return pr_error_set (err, EINVAL,
-                         "invalid cgroupsPath `%s`: expected \"slice:prefix:name\" for systemd cgroups", spec);
+    return pr_error_invalid (err,
+                             "invalid cgroupsPath `%s`: expected \"slice:prefix:name\" for systemd cgroups", spec);
   *c1 = *c2 = '\0';
   const char *slice = spec[0] ? spec : "system.slice";
   const char *prefix = c1 + 1, *name = c2 + 1;
   if (name[0] == '\0' || !valid_unit_chars (name) || !valid_unit_chars (prefix))
-    return pr_error_set (err, EINVAL, "invalid cgroupsPath `%s:%s:%s`: bad unit name", spec, prefix, name);
+    return pr_error_invalid (err, "invalid cgroupsPath `%s:%s:%s`: bad unit name", spec, prefix, name);
 
   size_t nl = strlen (name);
   if (nl > 6 && strcmp (name + nl - 6, ".slice") == 0)
@@ -453,7 +453,7 @@ systemd_path (const char *cgroups_path, const char *id, char **out, pr_error **e
     return -1;
   _cleanup_free_ char *unit = prefix[0] ? xasprintf ("%s-%s.scope", prefix, name) : xasprintf ("%s.scope", name);
   if (strlen (unit) > 255)
-    return pr_error_set (err, EINVAL, "invalid cgroupsPath: unit name `%s` too long", unit);
+    return pr_error_invalid (err, "invalid cgroupsPath: unit name `%s` too long", unit);
   *out = xasprintf ("%s/%s", parent, unit);
   return 0;
 }
@@ -475,7 +475,7 @@ pr_cgroup_path_compute (const char *cgroups_path, const char *id, bool systemd, 
   else
     {
       if (id == NULL || id[0] == '\0')
-        return pr_error_set (err, EINVAL, "empty cgroupsPath needs a container id");
+        return pr_error_invalid (err, "empty cgroupsPath needs a container id");
       raw = xasprintf ("%s/%s", own ? own : "/", id);
     }
 
@@ -483,8 +483,8 @@ pr_cgroup_path_compute (const char *cgroups_path, const char *id, bool systemd, 
   if (strcmp (clean, "/") == 0)
     {
       free (clean);
-      return pr_error_set (err, EINVAL, "cgroupsPath `%s` resolves to the root cgroup",
-                           cgroups_path ? cgroups_path : "");
+      return pr_error_invalid (err, "cgroupsPath `%s` resolves to the root cgroup",
+                               cgroups_path ? cgroups_path : "");
     }
   *out = clean;
   return 0;
@@ -510,7 +510,7 @@ pr_cgroup_own_parse (const char *proc_cgroup, char **out, pr_error **err)
         }
       line = *end ? end + 1 : NULL;
     }
-  return pr_error_set (err, EINVAL, "parse /proc/self/cgroup: no cgroup line");
+  return pr_error_invalid (err, "parse /proc/self/cgroup: no cgroup line");
 }
 
 int

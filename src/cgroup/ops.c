@@ -120,10 +120,10 @@ static int
 check_path (const char *path, pr_error **err)
 {
   if (path == NULL || path[0] != '/' || path[1] == '\0')
-    return pr_error_set (err, EINVAL, "invalid cgroup path `%s`", path ? path : "");
+    return pr_error_invalid (err, "invalid cgroup path `%s`", path ? path : "");
   _cleanup_free_ char *c = pr_cgroup_clean_path (path);
   if (strcmp (c, path) != 0)
-    return pr_error_set (err, EINVAL, "invalid cgroup path `%s`: not clean", path);
+    return pr_error_invalid (err, "invalid cgroup path `%s`: not clean", path);
   return 0;
 }
 
@@ -230,7 +230,7 @@ pr_cgroup_enter_sub (const char *path, char *const *specs, pid_t pid, pr_error *
       _cleanup_free_ char *probe = xasprintf ("/%s", sub);
       _cleanup_free_ char *clean = pr_cgroup_clean_path (probe);
       if (sub[0] == '\0' || strcmp (clean, probe) != 0 || strstr (sub, ".."))
-        return pr_error_set (err, EINVAL, "invalid sub-cgroup `%s`", specs[i]);
+        return pr_error_invalid (err, "invalid sub-cgroup `%s`", specs[i]);
     }
   struct pr_cgroup_mounts m = { 0 };
   if (load_checked (path, &m, err) < 0)

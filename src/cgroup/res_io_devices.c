@@ -24,9 +24,9 @@ static int
 dev_entry (yajl_val e, const char *ctx, int64_t *maj, int64_t *min, pr_error **err)
 {
   if (!YAJL_IS_OBJECT (e))
-    return pr_error_set (err, EINVAL, "linux.resources.blockIO.%s: expected objects", ctx);
+    return pr_error_invalid (err, "linux.resources.blockIO.%s: expected objects", ctx);
   if (pr_res_get_int (e, "major", ctx, maj, err) != 1 || pr_res_get_int (e, "minor", ctx, min, err) != 1)
-    return pr_error_set (err, EINVAL, "linux.resources.blockIO.%s: major and minor are required", ctx);
+    return pr_error_invalid (err, "linux.resources.blockIO.%s: major and minor are required", ctx);
   return 0;
 }
 
@@ -240,8 +240,8 @@ pr_res_apply_network (struct rctx *c, yajl_val o, pr_error **err)
           int64_t prio = 0;
           if (pr_res_get_str (prios->u.array.values[i], "name", "network.priorities", &name, err) != 1
               || pr_res_get_int (prios->u.array.values[i], "priority", "network.priorities", &prio, err) != 1)
-            return pr_error_set (err, EINVAL, "linux.resources.network.priorities[%zu]: name and priority are "
-                                              "required", i);
+            return pr_error_invalid (err, "linux.resources.network.priorities[%zu]: name and priority are "
+                                                  "required", i);
           _cleanup_free_ char *line = xasprintf ("%s %" PRId64, name, prio);
           if (pr_cgroup_write (dir, "net_prio.ifpriomap", line, err) < 0)
             return -1;
@@ -256,7 +256,7 @@ int
 pr_res_apply_rdma (struct rctx *c, yajl_val o, pr_error **err)
 {
   if (!YAJL_IS_OBJECT (o))
-    return pr_error_set (err, EINVAL, "linux.resources.rdma: expected an object");
+    return pr_error_invalid (err, "linux.resources.rdma: expected an object");
   if (o->u.object.len == 0)
     return 0;
   _cleanup_free_ char *dir = NULL;
@@ -304,19 +304,19 @@ parse_dev_rule (yajl_val e, struct pr_dev_rule *r, pr_error **err)
   const char *type = "a", *access = "rwm";
   int64_t maj = -1, min = -1;
   if (!YAJL_IS_OBJECT (e))
-    return pr_error_set (err, EINVAL, "linux.resources.devices: expected objects");
+    return pr_error_invalid (err, "linux.resources.devices: expected objects");
   if (pr_res_get_bool (e, "allow", "devices", &allow, err) != 1)
-    return pr_error_set (err, EINVAL, "linux.resources.devices: `allow` is required");
+    return pr_error_invalid (err, "linux.resources.devices: `allow` is required");
   if (pr_res_get_str (e, "type", "devices", &type, err) < 0 || pr_res_get_int (e, "major", "devices", &maj, err) < 0
       || pr_res_get_int (e, "minor", "devices", &min, err) < 0
       || pr_res_get_str (e, "access", "devices", &access, err) < 0)
     return -1;
   if (strlen (type) != 1 || !strchr ("acb", type[0]))
-    return pr_error_set (err, EINVAL, "linux.resources.devices: invalid type `%s`", type);
+    return pr_error_invalid (err, "linux.resources.devices: invalid type `%s`", type);
   if (access[0] == '\0')
     access = "rwm";
   if (strlen (access) > 3 || access[strspn (access, "rwm")] != '\0')
-    return pr_error_set (err, EINVAL, "linux.resources.devices: invalid access `%s`", access);
+    return pr_error_invalid (err, "linux.resources.devices: invalid access `%s`", access);
   r->allow = allow;
   r->type = type[0];
   r->major = maj;
@@ -394,7 +394,7 @@ int
 pr_res_apply_devices (struct rctx *c, yajl_val a, pr_error **err)
 {
   if (!YAJL_IS_ARRAY (a))
-    return pr_error_set (err, EINVAL, "linux.resources.devices: expected an array");
+    return pr_error_invalid (err, "linux.resources.devices: expected an array");
   size_t n = a->u.array.len + PR_ARRAY_SIZE (default_rules);
   _cleanup_free_ struct pr_dev_rule *rules = xmalloc0 ((n ? n : 1) * sizeof *rules);
   for (size_t i = 0; i < a->u.array.len; i++)

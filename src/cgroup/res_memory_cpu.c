@@ -80,8 +80,8 @@ parse_memory (yajl_val o, struct mem *m, pr_error **err)
   if (m->has_swappiness && m->swappiness < 0)
     m->has_swappiness = false;
   if (m->has_swappiness && m->swappiness > 100)
-    return pr_error_set (err, EINVAL, "linux.resources.memory.swappiness: %" PRId64 " is not in 0..100",
-                         m->swappiness);
+    return pr_error_invalid (err, "linux.resources.memory.swappiness: %" PRId64 " is not in 0..100",
+                             m->swappiness);
   return 0;
 }
 
@@ -117,8 +117,8 @@ memory_v1 (struct rctx *c, const char *dir, const struct mem *m, pr_error **err)
   if (m->has_limit && m->has_swap && m->swap != 0 && have_memsw)
     {
       if (m->swap > 0 && m->limit > m->swap)
-        return pr_error_set (err, EINVAL, "memory.swap (%" PRId64 ") must not be below memory.limit (%" PRId64 ")",
-                             m->swap, m->limit);
+        return pr_error_invalid (err, "memory.swap (%" PRId64 ") must not be below memory.limit (%" PRId64 ")",
+                                 m->swap, m->limit);
       /* The kernel keeps limit <= memsw at every step: raise memsw first
        * when the new limit would exceed the current memsw. */
       int64_t cur = read_i64 (dir, "memory.memsw.limit_in_bytes", -1);
@@ -275,8 +275,8 @@ cpu_v1 (const char *dir, const struct cpu *p, pr_error **err)
       /* The kernel clamps silently; runc reports it, so do we. */
       int64_t got = read_i64 (dir, "cpu.shares", p->shares);
       if (got != p->shares)
-        return pr_error_set (err, EINVAL, "cpu.shares %" PRId64 " out of range (kernel set %" PRId64 ")", p->shares,
-                             got);
+        return pr_error_invalid (err, "cpu.shares %" PRId64 " out of range (kernel set %" PRId64 ")", p->shares,
+                                 got);
     }
   if (p->has_period)
     {
@@ -431,7 +431,7 @@ int
 pr_res_apply_hugetlb (struct rctx *c, yajl_val a, pr_error **err)
 {
   if (!YAJL_IS_ARRAY (a))
-    return pr_error_set (err, EINVAL, "linux.resources.hugepageLimits: expected an array");
+    return pr_error_invalid (err, "linux.resources.hugepageLimits: expected an array");
   if (a->u.array.len == 0)
     return 0;
   _cleanup_free_ char *dir = NULL;
@@ -447,13 +447,13 @@ pr_res_apply_hugetlb (struct rctx *c, yajl_val a, pr_error **err)
       int64_t limit = 0;
       if (pr_res_get_str (e, "pageSize", "hugepageLimits", &size, err) != 1
           || pr_res_get_int (e, "limit", "hugepageLimits", &limit, err) != 1)
-        return pr_error_set (err, EINVAL, "linux.resources.hugepageLimits[%zu]: pageSize and limit are required", i);
+        return pr_error_invalid (err, "linux.resources.hugepageLimits[%zu]: pageSize and limit are required", i);
       if (strchr (size, '/') || strchr (size, '.'))
-        return pr_error_set (err, EINVAL, "linux.resources.hugepageLimits: invalid pageSize `%s`", size);
+        return pr_error_invalid (err, "linux.resources.hugepageLimits: invalid pageSize `%s`", size);
       _cleanup_free_ char *file = xasprintf (v2 ? "hugetlb.%s.max" : "hugetlb.%s.limit_in_bytes", size);
       if (!pr_res_file_exists (dir, file))
-        return pr_error_set (err, EINVAL, "linux.resources.hugepageLimits: page size `%s` not supported by the "
-                                          "host (no %s)", size, file);
+        return pr_error_invalid (err, "linux.resources.hugepageLimits: page size `%s` not supported by the "
+                                              "host (no %s)", size, file);
       if ((v2 ? write_max (dir, file, limit, err) : pr_res_write_i64 (dir, file, limit, err)) < 0)
         return -1;
     }

@@ -59,15 +59,15 @@ pr_cgroup_swap_v2 (int64_t swap, bool has_limit, int64_t limit, char *buf, size_
     }
   /* v2 limits swap alone; the spec's value is memory + swap. */
   if (!has_limit || limit == 0)
-    return pr_error_set (err, EINVAL, "memory.swap: a swap limit needs a memory limit on cgroup v2");
+    return pr_error_invalid (err, "memory.swap: a swap limit needs a memory limit on cgroup v2");
   if (limit < 0)
     {
       snprintf (buf, size, "max");
       return 1;
     }
   if (swap < limit)
-    return pr_error_set (err, EINVAL, "memory.swap (%" PRId64 ") must not be below memory.limit (%" PRId64 ")",
-                         swap, limit);
+    return pr_error_invalid (err, "memory.swap (%" PRId64 ") must not be below memory.limit (%" PRId64 ")",
+                             swap, limit);
   snprintf (buf, size, "%" PRId64, swap - limit);
   return 1;
 }
@@ -135,20 +135,20 @@ pr_res_get_int (yajl_val obj, const char *key, const char *ctx, int64_t *out, pr
   if (v == NULL)
     return 0;
   if (!YAJL_IS_NUMBER (v) || v->u.number.r == NULL || strpbrk (v->u.number.r, ".eE"))
-    return pr_error_set (err, EINVAL, "linux.resources.%s.%s: expected an integer", ctx, key);
+    return pr_error_invalid (err, "linux.resources.%s.%s: expected an integer", ctx, key);
   const char *r = v->u.number.r;
   errno = 0;
   if (r[0] == '-')
     {
       long long x = strtoll (r, NULL, 10);
       if (errno)
-        return pr_error_set (err, EINVAL, "linux.resources.%s.%s: `%s` out of range", ctx, key, r);
+        return pr_error_invalid (err, "linux.resources.%s.%s: `%s` out of range", ctx, key, r);
       *out = x;
       return 1;
     }
   unsigned long long x = strtoull (r, NULL, 10);
   if (errno)
-    return pr_error_set (err, EINVAL, "linux.resources.%s.%s: `%s` out of range", ctx, key, r);
+    return pr_error_invalid (err, "linux.resources.%s.%s: `%s` out of range", ctx, key, r);
   *out = x > INT64_MAX ? -1 : (int64_t) x;
   return 1;
 }
@@ -160,7 +160,7 @@ pr_res_get_bool (yajl_val obj, const char *key, const char *ctx, bool *out, pr_e
   if (v == NULL)
     return 0;
   if (!YAJL_IS_TRUE (v) && !YAJL_IS_FALSE (v))
-    return pr_error_set (err, EINVAL, "linux.resources.%s.%s: expected a boolean", ctx, key);
+    return pr_error_invalid (err, "linux.resources.%s.%s: expected a boolean", ctx, key);
   *out = YAJL_IS_TRUE (v);
   return 1;
 }
@@ -172,7 +172,7 @@ pr_res_get_str (yajl_val obj, const char *key, const char *ctx, const char **out
   if (v == NULL)
     return 0;
   if (!YAJL_IS_STRING (v))
-    return pr_error_set (err, EINVAL, "linux.resources.%s.%s: expected a string", ctx, key);
+    return pr_error_invalid (err, "linux.resources.%s.%s: expected a string", ctx, key);
   *out = v->u.string;
   return 1;
 }
@@ -184,7 +184,7 @@ pr_res_get_array (yajl_val obj, const char *key, const char *ctx, yajl_val *out,
   if (v == NULL)
     return 0;
   if (!YAJL_IS_ARRAY (v))
-    return pr_error_set (err, EINVAL, "linux.resources.%s.%s: expected an array", ctx, key);
+    return pr_error_invalid (err, "linux.resources.%s.%s: expected an array", ctx, key);
   *out = v;
   return 1;
 }
@@ -259,7 +259,7 @@ static int
 apply_unified (struct rctx *c, yajl_val o, pr_error **err)
 {
   if (!YAJL_IS_OBJECT (o))
-    return pr_error_set (err, EINVAL, "linux.resources.unified: expected an object");
+    return pr_error_invalid (err, "linux.resources.unified: expected an object");
   if (o->u.object.len == 0)
     return 0;
   const struct pr_cgroup_hier *u = pr_cgroup_mounts_unified (&c->m);
@@ -272,9 +272,9 @@ apply_unified (struct rctx *c, yajl_val o, pr_error **err)
       yajl_val v = o->u.object.values[i];
       /* a key is one file of the container's own directory */
       if (key[0] == '\0' || key[0] == '.' || strchr (key, '/') || strchr (key, '.') == NULL)
-        return pr_error_set (err, EINVAL, "linux.resources.unified: invalid key `%s`", key);
+        return pr_error_invalid (err, "linux.resources.unified: invalid key `%s`", key);
       if (!YAJL_IS_STRING (v))
-        return pr_error_set (err, EINVAL, "linux.resources.unified.%s: expected a string", key);
+        return pr_error_invalid (err, "linux.resources.unified.%s: expected a string", key);
       _cleanup_free_ char *ctrl = strndup (key, strchr (key, '.') - key);
       if (ctrl == NULL)
         abort ();
@@ -305,7 +305,7 @@ pr_cgroup_apply_resources (const char *path, yajl_val resources, bool update, pr
   if (resources == NULL || YAJL_IS_NULL (resources))
     return 0;
   if (!YAJL_IS_OBJECT (resources))
-    return pr_error_set (err, EINVAL, "linux.resources: expected an object");
+    return pr_error_invalid (err, "linux.resources: expected an object");
   struct rctx c = { .path = path, .update = update };
   if (pr_cgroup_mounts_load (&c.m, err) < 0)
     return -1;
@@ -317,22 +317,22 @@ pr_cgroup_apply_resources (const char *path, yajl_val resources, bool update, pr
   if (ret == 0 && !update && (v = field (resources, "devices")))
     ret = pr_res_apply_devices (&c, v, err);
   if (ret == 0 && (v = field (resources, "memory")))
-    ret = YAJL_IS_OBJECT (v) ? pr_res_apply_memory (&c, v, err) : pr_error_set (err, EINVAL, "linux.resources.memory: "
-                                                                                       "expected an object");
+    ret = YAJL_IS_OBJECT (v) ? pr_res_apply_memory (&c, v, err) : pr_error_invalid (err, "linux.resources.memory: "
+                                                                                           "expected an object");
   if (ret == 0 && (v = field (resources, "cpu")))
-    ret = YAJL_IS_OBJECT (v) ? pr_res_apply_cpu (&c, v, err) : pr_error_set (err, EINVAL, "linux.resources.cpu: "
-                                                                                    "expected an object");
+    ret = YAJL_IS_OBJECT (v) ? pr_res_apply_cpu (&c, v, err) : pr_error_invalid (err, "linux.resources.cpu: "
+                                                                                        "expected an object");
   if (ret == 0 && (v = field (resources, "pids")))
-    ret = YAJL_IS_OBJECT (v) ? pr_res_apply_pids (&c, v, err) : pr_error_set (err, EINVAL, "linux.resources.pids: "
-                                                                                     "expected an object");
+    ret = YAJL_IS_OBJECT (v) ? pr_res_apply_pids (&c, v, err) : pr_error_invalid (err, "linux.resources.pids: "
+                                                                                         "expected an object");
   if (ret == 0 && (v = field (resources, "blockIO")))
-    ret = YAJL_IS_OBJECT (v) ? pr_res_apply_blkio (&c, v, err) : pr_error_set (err, EINVAL, "linux.resources.blockIO: "
-                                                                                      "expected an object");
+    ret = YAJL_IS_OBJECT (v) ? pr_res_apply_blkio (&c, v, err) : pr_error_invalid (err, "linux.resources.blockIO: "
+                                                                                          "expected an object");
   if (ret == 0 && (v = field (resources, "hugepageLimits")))
     ret = pr_res_apply_hugetlb (&c, v, err);
   if (ret == 0 && (v = field (resources, "network")))
     ret = YAJL_IS_OBJECT (v) ? pr_res_apply_network (&c, v, err)
-                             : pr_error_set (err, EINVAL, "linux.resources.network: expected an object");
+                             : pr_error_invalid (err, "linux.resources.network: expected an object");
   if (ret == 0 && (v = field (resources, "rdma")))
     ret = pr_res_apply_rdma (&c, v, err);
   if (ret == 0 && (v = field (resources, "unified")))

@@ -55,7 +55,7 @@ pr_cmd_parse (const struct pr_command *cmd, int argc, char **argv,
       if (c == '?' || c == ':')
         {
           const char *bad = argv[optind - 1] ? argv[optind - 1] : "?";
-          pr_error_set (err, EINVAL, "%s: %s `%s`", cmd->name, c == ':' ? "missing value for flag" : "unknown flag", bad);
+          pr_error_invalid (err, "%s: %s `%s`", cmd->name, c == ':' ? "missing value for flag" : "unknown flag", bad);
           ret = -1;
           break;
         }
@@ -103,8 +103,8 @@ pr_cmd_need_args (const struct pr_command *cmd, int argc, int first, int min, in
   if (n < min || (max >= 0 && n > max))
     {
       if (min == max)
-        return pr_error_set (err, EINVAL, "\"%s\" requires exactly %d argument(s)", cmd->name, min);
-      return pr_error_set (err, EINVAL, "\"%s\" requires at least %d argument(s)", cmd->name, min);
+        return pr_error_invalid (err, "\"%s\" requires exactly %d argument(s)", cmd->name, min);
+      return pr_error_invalid (err, "\"%s\" requires at least %d argument(s)", cmd->name, min);
     }
   return 0;
 }

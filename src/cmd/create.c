@@ -38,11 +38,11 @@ pr_create_opt_handle (int key, const char *arg, void *data, pr_error **err)
     case OPT_NO_SUBREAPER: return 0;
     case OPT_PRESERVE_FDS:
       if (pr_parse_u64 (arg, &n) < 0 || n > 65535)
-        return pr_error_set (err, EINVAL, "invalid --preserve-fds `%s`", arg);
+        return pr_error_invalid (err, "invalid --preserve-fds `%s`", arg);
       o->preserve_fds = (int) n;
       return 0;
     }
-  return pr_error_set (err, EINVAL, "unhandled flag");
+  return pr_error_invalid (err, "unhandled flag");
 }
 
 static int

@@ -35,13 +35,13 @@ parse_duration (const char *s, long long *ms, pr_error **err)
   double total = 0;
   const char *p = s;
   if (*p == '\0')
-    return pr_error_set (err, EINVAL, "events: invalid --interval `%s`", s);
+    return pr_error_invalid (err, "events: invalid --interval `%s`", s);
   while (*p)
     {
       char *end;
       double v = strtod (p, &end);
       if (end == p || v < 0)
-        return pr_error_set (err, EINVAL, "events: invalid --interval `%s`", s);
+        return pr_error_invalid (err, "events: invalid --interval `%s`", s);
       p = end;
       double unit = 1000;
       if (strncmp (p, "ms", 2) == 0)
@@ -57,11 +57,11 @@ parse_duration (const char *s, long long *ms, pr_error **err)
       else if (*p == 'h')
         unit = 3600000, p++;
       else if (*p != '\0')
-        return pr_error_set (err, EINVAL, "events: invalid --interval `%s`", s);
+        return pr_error_invalid (err, "events: invalid --interval `%s`", s);
       total += v * unit;
     }
   if (total < 1)
-    return pr_error_set (err, EINVAL, "events: --interval `%s` must be at least 1ms", s);
+    return pr_error_invalid (err, "events: --interval `%s` must be at least 1ms", s);
   *ms = (long long) total;
   return 0;
 }

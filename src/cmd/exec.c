@@ -41,7 +41,7 @@ handle (int key, const char *arg, void *data, pr_error **err)
     case OPT_IGNORE_PAUSED: break;
     case OPT_PRESERVE:
       if (pr_parse_u64 (arg, &n) < 0 || n > 65535)
-        return pr_error_set (err, EINVAL, "invalid --preserve-fds `%s`", arg);
+        return pr_error_invalid (err, "invalid --preserve-fds `%s`", arg);
       c->o.preserve_fds = (int) n;
       break;
     }

@@ -25,7 +25,7 @@ run_kill (struct pr_global *g, int argc, char **argv)
   int sig = pr_parse_signal (first + 1 < argc ? argv[first + 1] : "SIGTERM");
   if (sig < 0)
     {
-      pr_error_set (&err, EINVAL, "unknown signal `%s`", argv[first + 1]);
+      pr_error_invalid (&err, "unknown signal `%s`", argv[first + 1]);
       return pr_cmd_fail (err);
     }
   if (pr_container_kill (g, argv[first], sig, all, &err) < 0)

@@ -65,7 +65,7 @@ run_list (struct pr_global *g, int argc, char **argv)
   bool json = strcmp (o.format, "json") == 0;
   if (!json && strcmp (o.format, "table") != 0)
     {
-      pr_error_set (&err, EINVAL, "invalid format option `%s`: expected `table` or `json`", o.format);
+      pr_error_invalid (&err, "invalid format option `%s`: expected `table` or `json`", o.format);
       return pr_cmd_fail (err);
     }
   if (pr_state_list (g->root, &ids, &err) < 0)

@@ -74,7 +74,7 @@ print_table (char **psargs, const pid_t *pids, size_t n, pr_error **err)
     }
   int st = pclose (f);
   if (pid_col < 0)
-    return pr_error_set (err, EINVAL, "couldn't find PID field in ps output");
+    return pr_error_invalid (err, "couldn't find PID field in ps output");
   return st == 0 ? 0 : pr_error_set (err, 0, "`%s` failed", cmd);
 }
 
@@ -105,7 +105,7 @@ run_ps (struct pr_global *g, int argc, char **argv)
     }
   if (strcmp (format, "table") != 0)
     {
-      pr_error_set (&err, EINVAL, "invalid format option `%s`: expected `table` or `json`", format);
+      pr_error_invalid (&err, "invalid format option `%s`: expected `table` or `json`", format);
       return pr_cmd_fail (err);
     }
   fflush (stdout);

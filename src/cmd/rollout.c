@@ -31,7 +31,7 @@ load (struct pr_global *g, const char *id, bool exclusive, struct pr_state **st,
   if (pr_rollout_load ((*st)->state_dirfd, (*st)->rootfs, r, err) < 0)
     return -1;
   if (*r == NULL)
-    return pr_error_set (err, EINVAL, "container `%s` is not a rollout (no %s annotation)", id, PR_ROLLOUT_ANNOTATION);
+    return pr_error_invalid (err, "container `%s` is not a rollout (no %s annotation)", id, PR_ROLLOUT_ANNOTATION);
   return 0;
 }
 
@@ -85,7 +85,7 @@ run_phase (struct pr_global *g, const char *id, const char *name, pr_error **err
   else if (strcmp (name, "verifier") == 0)
     ph = PR_PHASE_VERIFIER;
   else
-    return pr_error_set (err, EINVAL, "unknown phase `%s` (expected agent or verifier)", name);
+    return pr_error_invalid (err, "unknown phase `%s` (expected agent or verifier)", name);
   if (load (g, id, true, &st, &r, err) < 0)
     return -1;
   return pr_rollout_set_phase (st->state_dirfd, ph, err);
@@ -124,7 +124,7 @@ run_rollout (struct pr_global *g, int argc, char **argv)
   else if (strcmp (sub, "log") == 0 && argc - first == 2)
     r = run_log (g, id, &err);
   else
-    r = pr_error_set (&err, EINVAL, "usage: proctor rollout status|log ID, or proctor rollout phase ID agent|verifier");
+    r = pr_error_invalid (&err, "usage: proctor rollout status|log ID, or proctor rollout phase ID agent|verifier");
   return r < 0 ? pr_cmd_fail (err) : 0;
 }
 

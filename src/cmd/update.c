@@ -70,14 +70,14 @@ parse_bytes (const char *flag, const char *s, int64_t *out, pr_error **err)
   errno = 0;
   long long v = strtoll (s, &end, 10);
   if (errno || end == s)
-    return pr_error_set (err, EINVAL, "update: invalid value `%s` for --%s", s, flag);
+    return pr_error_invalid (err, "update: invalid value `%s` for --%s", s, flag);
   if (v == -1 && *end == '\0')
     {
       *out = -1;
       return 0;
     }
   if (v < 0)
-    return pr_error_set (err, EINVAL, "update: invalid value `%s` for --%s", s, flag);
+    return pr_error_invalid (err, "update: invalid value `%s` for --%s", s, flag);
   int shift = 0;
   switch (*end | 0x20)
     {
@@ -90,7 +90,7 @@ parse_bytes (const char *flag, const char *s, int64_t *out, pr_error **err)
   if (shift)
     end++;
   if (strcasecmp (end, "") != 0 && strcasecmp (end, "b") != 0 && strcasecmp (end, "ib") != 0)
-    return pr_error_set (err, EINVAL, "update: invalid value `%s` for --%s", s, flag);
+    return pr_error_invalid (err, "update: invalid value `%s` for --%s", s, flag);
   if (shift && v > (INT64_MAX >> shift))
     return pr_error_set (err, ERANGE, "update: value `%s` for --%s is too large", s, flag);
   *out = (int64_t) v << shift;
@@ -104,7 +104,7 @@ parse_int (const char *flag, const char *s, int64_t *out, pr_error **err)
   errno = 0;
   long long v = strtoll (s, &end, 10);
   if (errno || end == s || *end)
-    return pr_error_set (err, EINVAL, "update: invalid value `%s` for --%s", s, flag);
+    return pr_error_invalid (err, "update: invalid value `%s` for --%s", s, flag);
   *out = v;
   return 0;
 }
@@ -286,7 +286,7 @@ parse_json (const char *text, const char *what, yajl_val *out, pr_error **err)
   if (*out == NULL)
     {
       ebuf[strcspn (ebuf, "\n")] = '\0';
-      return pr_error_set (err, EINVAL, "update: invalid JSON in %s: %s", what, ebuf);
+      return pr_error_invalid (err, "update: invalid JSON in %s: %s", what, ebuf);
     }
   return 0;
 }
@@ -377,7 +377,7 @@ save_config (const struct pr_state *st, yajl_val res, pr_error **err)
   if (!YAJL_IS_OBJECT (cfg))
     {
       yajl_tree_free (cfg);
-      return pr_error_set (err, EINVAL, "update: the state's config.json is not an object");
+      return pr_error_invalid (err, "update: the state's config.json is not an object");
     }
   _cleanup_free_ char *out = config_with (cfg, res);
   yajl_tree_free (cfg);
@@ -399,12 +399,12 @@ update (struct pr_global *g, const char *id, const struct update_opts *o, pr_err
   if (flags_json (o, &flag_text, err) < 0)
     return -1;
   if (o->resources == NULL && strcmp (flag_text, "{}") == 0)
-    return pr_error_set (err, EINVAL, "update: nothing to update: give --resources or a resource flag");
+    return pr_error_invalid (err, "update: nothing to update: give --resources or a resource flag");
   if (pr_state_load (g->root, id, true, &st, err) < 0)
     return -1;
   const char *status = pr_state_status (st);
   if (strcmp (status, "stopped") == 0 || st->cgroup_path == NULL)
-    return pr_error_set (err, EINVAL, "update: container %s is %s", id, status);
+    return pr_error_invalid (err, "update: container %s is %s", id, status);
 
   if (o->resources && read_resources_file (o->resources, &file_text, err) < 0)
     return -1;
@@ -412,7 +412,7 @@ update (struct pr_global *g, const char *id, const struct update_opts *o, pr_err
     goto out;
   if (file_res && !YAJL_IS_OBJECT (file_res))
     {
-      pr_error_set (err, EINVAL, "update: %s: expected a linux.resources object", o->resources);
+      pr_error_invalid (err, "update: %s: expected a linux.resources object", o->resources);
       goto out;
     }
   if (parse_json (flag_text, "flags", &flag_res, err) < 0)

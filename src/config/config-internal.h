@@ -73,10 +73,11 @@ int pr_json_get_keyvals (yajl_val obj, const char *parent, const char *key, stru
 void pr_keyvals_free (struct pr_keyval *kv, size_t n);
 
 /* Parses data (len bytes, need not be NUL-terminated) into a yajl tree
- * whose root is an object (config.c).  Errors are "invalid config.json:
- * ..." for bad JSON, too-deep nesting, embedded NULs or a non-object top
- * level.  The caller frees *out with yajl_tree_free(). */
-int pr_config_parse_tree (const char *data, size_t len, yajl_val *out, pr_error **err);
+ * whose root is an object (config.c).  what names the document in errors
+ * ("config.json", "process JSON").  Errors are "invalid WHAT: ..." for bad
+ * JSON, too-deep nesting, embedded NULs or a non-object top level.  The
+ * caller frees *out with yajl_tree_free(). */
+int pr_config_parse_tree (const char *data, size_t len, const char *what, yajl_val *out, pr_error **err);
 
 /* Parses the process object obj, whose path is parent ("process"), into p
  * (config_process.c), which must be zeroed.  On error p may be partly

@@ -323,12 +323,12 @@ pr_keyvals_free (struct pr_keyval *kv, size_t n)
  * inside comments (yajl_tree_parse accepts C and C++ comments) do not
  * count, so a comment full of ']' cannot hide real nesting. */
 static int
-check_json_shape (const char *data, size_t len, pr_error **err)
+check_json_shape (const char *data, size_t len, const char *what, pr_error **err)
 {
   int depth = 0;
   const char *nul = memchr (data, '\0', len);
   if (nul)
-    return pr_error_set (err, 0, "invalid config.json: NUL byte at offset %zu", (size_t) (nul - data));
+    return pr_error_set (err, 0, "invalid %s: NUL byte at offset %zu", what, (size_t) (nul - data));
   for (size_t i = 0; i < len; i++)
     {
       char c = data[i];
@@ -351,7 +351,7 @@ check_json_shape (const char *data, size_t len, pr_error **err)
       else if (c == '[' || c == '{')
         {
           if (++depth > PR_JSON_MAX_DEPTH)
-            return pr_error_set (err, 0, "invalid config.json: nested deeper than %d levels", PR_JSON_MAX_DEPTH);
+            return pr_error_set (err, 0, "invalid %s: nested deeper than %d levels", what, PR_JSON_MAX_DEPTH);
         }
       else if ((c == ']' || c == '}') && depth > 0)
         depth--;
@@ -405,11 +405,11 @@ yajl_error_one_line (char *errbuf)
 }
 
 int
-pr_config_parse_tree (const char *data, size_t len, yajl_val *out, pr_error **err)
+pr_config_parse_tree (const char *data, size_t len, const char *what, yajl_val *out, pr_error **err)
 {
   char errbuf[1024] = "";
 
-  if (check_json_shape (data, len, err) < 0)
+  if (check_json_shape (data, len, what, err) < 0)
     return -1;
   _cleanup_free_ char *text = xmalloc (len + 1);
   memcpy (text, data, len);
@@ -418,12 +418,12 @@ pr_config_parse_tree (const char *data, size_t len, yajl_val *out, pr_error **er
   if (tree == NULL)
     {
       _cleanup_free_ char *msg = yajl_error_one_line (errbuf);
-      return pr_error_set (err, 0, "invalid config.json: %s", msg);
+      return pr_error_set (err, 0, "invalid %s: %s", what, msg);
     }
   if (!YAJL_IS_OBJECT (tree))
     {
       yajl_tree_free (tree);
-      return pr_error_set (err, 0, "invalid config.json: expected a JSON object at the top level");
+      return pr_error_set (err, 0, "invalid %s: expected a JSON object at the top level", what);
     }
   *out = tree;
   return 0;
@@ -579,7 +579,7 @@ pr_config_parse (const char *data, size_t len, struct pr_config **out, pr_error 
 {
   yajl_val tree;
 
-  if (pr_config_parse_tree (data, len, &tree, err) < 0)
+  if (pr_config_parse_tree (data, len, "config.json", &tree, err) < 0)
     return -1;
   struct pr_config *cfg = xmalloc0 (sizeof *cfg);
   cfg->tree = tree;

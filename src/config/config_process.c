@@ -289,7 +289,7 @@ pr_process_parse (const char *data, size_t len, struct pr_process *out, yajl_val
   memset (out, 0, sizeof *out);
   if (tree_out)
     *tree_out = NULL;
-  if (pr_config_parse_tree (data, len, &tree, err) < 0)
+  if (pr_config_parse_tree (data, len, "process JSON", &tree, err) < 0)
     return -1;
   if (pr_config_parse_process (tree, "process", out, err) < 0)
     {

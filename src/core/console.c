@@ -54,7 +54,7 @@ int
 pr_console_socket_connect (const char *path, int *fd_out, pr_error **err)
 {
   if (path == NULL || path[0] == '\0')
-    return pr_error_set (err, EINVAL, "connect to console socket: empty path");
+    return pr_error_invalid (err, "connect to console socket: empty path");
 
   _cleanup_close_ int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)

@@ -162,24 +162,24 @@ validate_config (struct create_ctx *c, pr_error **err)
 {
   const struct pr_config *cfg = c->cfg;
   if (!cfg->has_process)
-    return pr_error_set (err, EINVAL, "config.json: process is required to create a container");
+    return pr_error_invalid (err, "config.json: process is required to create a container");
   if (cfg->root_path == NULL)
-    return pr_error_set (err, EINVAL, "config.json: root.path is required");
+    return pr_error_invalid (err, "config.json: root.path is required");
   if (pr_config_namespace (cfg, CLONE_NEWNS) == NULL)
-    return pr_error_set (err, EINVAL, "config.json: linux.namespaces must include a mount namespace");
+    return pr_error_invalid (err, "config.json: linux.namespaces must include a mount namespace");
   /* A uts entry with a path is the container's UTS namespace too
    * (runtime-spec config.md "hostname": it may be one the container joins;
    * runc sets the hostname there): only an inherited one refuses it. */
   if ((cfg->hostname && *cfg->hostname) && pr_config_namespace (cfg, CLONE_NEWUTS) == NULL)
-    return pr_error_set (err, EINVAL, "config.json: hostname requires a uts namespace in linux.namespaces");
+    return pr_error_invalid (err, "config.json: hostname requires a uts namespace in linux.namespaces");
   const struct pr_namespace *user = pr_config_namespace (cfg, CLONE_NEWUSER);
   if (user && user->path == NULL && (cfg->linux.n_uid_mappings == 0 || cfg->linux.n_gid_mappings == 0))
-    return pr_error_set (err, EINVAL, "config.json: a new user namespace needs linux.uidMappings and linux.gidMappings");
+    return pr_error_invalid (err, "config.json: a new user namespace needs linux.uidMappings and linux.gidMappings");
   if (cfg->linux.has_time_offsets)
     {
       const struct pr_namespace *t = pr_config_namespace (cfg, CLONE_NEWTIME);
       if (t == NULL || t->path != NULL)
-        return pr_error_set (err, EINVAL, "config.json: linux.timeOffsets requires a new time namespace");
+        return pr_error_invalid (err, "config.json: linux.timeOffsets requires a new time namespace");
     }
   if (cfg->process.has_capabilities && pr_caps_validate (&cfg->process.capabilities, err) < 0)
     return pr_error_wrap (err, "config.json: process.capabilities");
@@ -194,9 +194,9 @@ validate_config (struct create_ctx *c, pr_error **err)
         return pr_error_wrap (err, "config.json: mounts[%zu] (%s)", i, cfg->mounts[i].destination);
     }
   if (cfg->process.terminal && c->o->console_socket == NULL && !c->o->local_tty)
-    return pr_error_set (err, EINVAL, "cannot allocate tty if proctor will detach without setting console socket");
+    return pr_error_invalid (err, "cannot allocate tty if proctor will detach without setting console socket");
   if (!cfg->process.terminal && c->o->console_socket != NULL)
-    return pr_error_set (err, EINVAL, "cannot use console socket if proctor will not detach or allocate tty");
+    return pr_error_invalid (err, "cannot use console socket if proctor will not detach or allocate tty");
   return 0;
 }
 

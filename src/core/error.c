@@ -4,25 +4,24 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int
-pr_error_set (pr_error **err, int errnum, const char *fmt, ...)
+static int
+error_vset (pr_error **err, int errnum, bool append_reason, const char *fmt, va_list ap)
 {
-  va_list ap;
   char *text = NULL;
 
   if (err == NULL || *err != NULL)
     return -1;
-  va_start (ap, fmt);
   if (vasprintf (&text, fmt, ap) < 0)
     abort ();
-  va_end (ap);
   pr_error *e = xmalloc0 (sizeof *e);
   e->errnum = errnum;
-  if (errnum != 0)
+  if (errnum != 0 && append_reason)
     {
       /* Lower-case, as runc's (Go's) errno strings are: engines match the
        * text case-sensitively (docker 20.10 maps "no such file or directory"
@@ -37,6 +36,26 @@ pr_error_set (pr_error **err, int errnum, const char *fmt, ...)
     e->msg = text;
   *err = e;
   return -1;
+}
+
+int
+pr_error_set (pr_error **err, int errnum, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  int r = error_vset (err, errnum, true, fmt, ap);
+  va_end (ap);
+  return r;
+}
+
+int
+pr_error_invalid (pr_error **err, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  int r = error_vset (err, EINVAL, false, fmt, ap);
+  va_end (ap);
+  return r;
 }
 
 int

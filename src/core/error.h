@@ -23,6 +23,12 @@ typedef struct pr_error {
 int pr_error_set (pr_error **err, int errnum, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
+/* Sets *err like pr_error_set with errnum EINVAL, for input the runtime
+ * itself rejects (a malformed value, a wrong type, an impossible policy):
+ * the message already says what is wrong, so ": invalid argument" is not
+ * appended.  Returns -1 always. */
+int pr_error_invalid (pr_error **err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
 /* Prefixes an existing error's message with "context: ".  Returns -1. */
 int pr_error_wrap (pr_error **err, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));

@@ -75,7 +75,7 @@ parse_user (const char *spec, struct pr_user *u, pr_error **err)
     *colon = '\0';
   if (pr_parse_u64 (copy, &uid) < 0 || uid > UINT32_MAX
       || (colon && (pr_parse_u64 (colon + 1, &gid) < 0 || gid > UINT32_MAX)))
-    return pr_error_set (err, EINVAL, "invalid --user `%s`: expected UID[:GID]", spec);
+    return pr_error_invalid (err, "invalid --user `%s`: expected UID[:GID]", spec);
   u->uid = uid;
   u->gid = colon ? gid : 0;
   return 0;
@@ -116,7 +116,7 @@ apply_cli_overrides (struct pr_process *p, const struct pr_exec_opts *o, pr_erro
         {
           uint64_t g;
           if (pr_parse_u64 (o->additional_gids[i], &g) < 0 || g > UINT32_MAX)
-            return pr_error_set (err, EINVAL, "invalid --additional-gids `%s`", o->additional_gids[i]);
+            return pr_error_invalid (err, "invalid --additional-gids `%s`", o->additional_gids[i]);
           p->user.additional_gids[i] = g;
         }
       p->user.n_additional_gids = n;
@@ -144,7 +144,7 @@ apply_cli_overrides (struct pr_process *p, const struct pr_exec_opts *o, pr_erro
       p->selinux_label = xstrdup (o->process_label);
     }
   if (p->args == NULL || p->args[0] == NULL)
-    return pr_error_set (err, EINVAL, "exec: no command given");
+    return pr_error_invalid (err, "exec: no command given");
   return 0;
 }
 
@@ -337,7 +337,7 @@ prepare (struct exec_ctx *c, const struct pr_global *g, pr_error **err)
     }
   bool tty = c->cfg->process.terminal;
   if (tty && c->o->console_socket == NULL && c->o->detach)
-    return pr_error_set (err, EINVAL, "cannot allocate tty if proctor will detach without setting console socket");
+    return pr_error_invalid (err, "cannot allocate tty if proctor will detach without setting console socket");
   if (c->o->console_socket && pr_console_socket_connect (c->o->console_socket, &c->console_fd, err) < 0)
     return -1;
   if (tty && c->o->console_socket == NULL && pr_console_local_socket (&c->local_console, &c->console_fd, err) < 0)

@@ -39,7 +39,7 @@ int
 pr_find_executable (const char *name, char *const *env, char **out, pr_error **err)
 {
   if (name == NULL || *name == '\0')
-    return pr_error_set (err, EINVAL, "process.args[0] is empty");
+    return pr_error_invalid (err, "process.args[0] is empty");
   if (strchr (name, '/'))
     {
       struct stat st;
@@ -123,7 +123,7 @@ pr_finalize_prepare (const struct pr_process *p, const struct pr_config *cfg, ch
       env = pr_strv_append (env, kv);
     }
   if (p->args == NULL || p->args[0] == NULL)
-    return pr_error_set (err, EINVAL, "process.args must not be empty");
+    return pr_error_invalid (err, "process.args must not be empty");
   if (pr_find_executable (p->args[0], env, exe_out, err) < 0)
     return -1;
   if (pr_lsm_set_exec_labels (p->apparmor_profile, p->selinux_label, err) < 0)

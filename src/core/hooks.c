@@ -209,7 +209,7 @@ run_one (const struct pr_hook *h, const char *kind, const char *state_json, pr_e
   int in[2], ep[2];
 
   if (h->path == NULL || h->path[0] == '\0')
-    return pr_error_set (err, EINVAL, "%shook has no path", kind);
+    return pr_error_invalid (err, "%shook has no path", kind);
 
   if (pipe2 (in, O_CLOEXEC) < 0)
     return pr_error_set (err, errno, "pipe for %shook `%s`", kind, c.path);

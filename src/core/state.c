@@ -20,10 +20,10 @@ pr_state_check_id (const char *id, pr_error **err)
 {
   size_t n = id ? strlen (id) : 0;
   if (n == 0 || n > 1024 || strcmp (id, ".") == 0 || strcmp (id, "..") == 0)
-    return pr_error_set (err, EINVAL, "invalid container id `%s`", id ? id : "");
+    return pr_error_invalid (err, "invalid container id `%s`", id ? id : "");
   for (size_t i = 0; i < n; i++)
     if (!isalnum ((unsigned char) id[i]) && strchr ("_+.-", id[i]) == NULL)
-      return pr_error_set (err, EINVAL, "invalid container id `%s`", id);
+      return pr_error_invalid (err, "invalid container id `%s`", id);
   return 0;
 }
 
@@ -224,7 +224,7 @@ parse_state (const char *json, struct pr_state *st, pr_error **err)
   char ebuf[256];
   yajl_val root = yajl_tree_parse (json, ebuf, sizeof ebuf);
   if (root == NULL)
-    return pr_error_set (err, EINVAL, "corrupt state.json: %s", ebuf);
+    return pr_error_invalid (err, "corrupt state.json: %s", ebuf);
   st->pid = tree_int (root, "pid");
   st->start_time = tree_int (root, "start_time");
   st->bundle = xstrdup (tree_str (root, "bundle"));

@@ -39,7 +39,7 @@ resolve_cap (const char *name, bool warn, pr_error **err)
   int v = pr_cap_from_name (name);
 
   if (v < 0)
-    return pr_error_set (err, EINVAL, "unknown capability `%s`", name);
+    return pr_error_invalid (err, "unknown capability `%s`", name);
   if (v >= cap_max_bits ())
     {
       if (warn)

@@ -75,7 +75,7 @@ prepare_node_slot (int rootfd, const struct dev_node *d, int *parent_out, const 
   _cleanup_free_ char *parent = NULL;
   const char *base;
   if (d->path[0] != '/' || split_path (d->path, &parent, &base) < 0)
-    return pr_error_set (err, EINVAL, "invalid device path `%s`", d->path);
+    return pr_error_invalid (err, "invalid device path `%s`", d->path);
 
   _cleanup_close_ int pfd = -1;
   if (pr_safe_mkdir_p (rootfd, parent, 0755, &pfd, err) < 0)
@@ -167,7 +167,7 @@ create_link (int rootfd, const char *path, const char *target, pr_error **err)
   _cleanup_free_ char *parent = NULL;
   const char *base;
   if (split_path (path, &parent, &base) < 0)
-    return pr_error_set (err, EINVAL, "invalid symlink path `%s`", path);
+    return pr_error_invalid (err, "invalid symlink path `%s`", path);
   _cleanup_close_ int pfd = -1;
   if (pr_safe_mkdir_p (rootfd, parent, 0755, &pfd, err) < 0)
     return -1;
@@ -217,10 +217,10 @@ config_device_node (const struct pr_device *cd, struct dev_node *out, pr_error *
       out->type = S_IFIFO;
       break;
     default:
-      return pr_error_set (err, EINVAL, "device `%s`: unknown type `%c`", cd->path, cd->type);
+      return pr_error_invalid (err, "device `%s`: unknown type `%c`", cd->path, cd->type);
     }
   if (cd->major < 0 || cd->minor < 0 || cd->major > 0xfffff || cd->minor > 0xfffff)
-    return pr_error_set (err, EINVAL, "device `%s`: invalid major/minor", cd->path);
+    return pr_error_invalid (err, "device `%s`: invalid major/minor", cd->path);
   out->major = (unsigned) cd->major;
   out->minor = (unsigned) cd->minor;
   out->mode = cd->has_file_mode ? (cd->file_mode & 07777) : 0666;

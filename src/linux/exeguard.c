@@ -115,7 +115,7 @@ pr_exeguard_ensure_sealed (char **argv, char **envp, pr_error **err)
   /* Re-check before exec: if the seals did not stick, the new process would
    * not see them either and would re-execute forever. */
   if (!fd_is_sealed (mfd))
-    return pr_error_set (err, EINVAL, "seal the runtime memfd: seals not applied");
+    return pr_error_invalid (err, "seal the runtime memfd: seals not applied");
 
   pr_debug ("re-executing from a sealed copy of the runtime binary");
   fexecve (mfd, argv, envp);

@@ -303,7 +303,7 @@ do_bind_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags
 {
   const char *src = m->source;
   if (src == NULL || *src == '\0')
-    return pr_error_set (err, EINVAL, "bind mount to `%s`: no source", m->destination);
+    return pr_error_invalid (err, "bind mount to `%s`: no source", m->destination);
 
   /* The source is a host path (relative ones are relative to the bundle,
    * the current directory), trusted by definition. */
@@ -507,7 +507,7 @@ do_mount (int rootfd, const struct pr_config *cfg, const struct pr_mount *m, con
           pr_error **err)
 {
   if (m->destination == NULL || m->destination[0] != '/')
-    return pr_error_set (err, EINVAL, "mount destination `%s` is not absolute", m->destination ? m->destination : "");
+    return pr_error_invalid (err, "mount destination `%s` is not absolute", m->destination ? m->destination : "");
 
   _cleanup_mount_flags_ struct pr_mount_flags f;
   if (pr_mount_parse_options (m->options, &f, err) < 0)
@@ -515,13 +515,13 @@ do_mount (int rootfd, const struct pr_config *cfg, const struct pr_mount *m, con
   if (f.idmap || m->n_uid_mappings || m->n_gid_mappings)
     return pr_error_set (err, ENOTSUP, "mount to `%s`: idmapped mounts are not supported yet", m->destination);
   if (has_option (m->options, "tmpcopyup") && (m->type == NULL || strcmp (m->type, "tmpfs") != 0))
-    return pr_error_set (err, EINVAL, "mount to `%s`: option tmpcopyup needs type tmpfs", m->destination);
+    return pr_error_invalid (err, "mount to `%s`: option tmpcopyup needs type tmpfs", m->destination);
 
   const char *type = m->type;
   if (f.bind || (type && strcmp (type, "bind") == 0))
     return do_bind_mount (rootfd, m, &f, err);
   if (type == NULL || *type == '\0')
-    return pr_error_set (err, EINVAL, "mount to `%s`: no type and not a bind mount", m->destination);
+    return pr_error_invalid (err, "mount to `%s`: no type and not a bind mount", m->destination);
   if (strcmp (type, "cgroup") == 0)
     return do_cgroup_mount (rootfd, m, &f, o->new_cgroupns, err);
   return do_fs_mount (rootfd, m, &f, cfg, o->in_userns, err);
@@ -591,7 +591,7 @@ pr_rootfs_prepare (const struct pr_config *cfg, const struct pr_rootfs_opts *o, 
     {
       unsigned long prop;
       if (parse_propagation (rp, &prop) < 0)
-        return pr_error_set (err, EINVAL, "invalid linux.rootfsPropagation `%s`", rp);
+        return pr_error_invalid (err, "invalid linux.rootfsPropagation `%s`", rp);
       /* private stays private; shared is applied as asked (runtime-spec:
        * the rootfs mount is shared with the host); slave/unbindable start
        * from rslave so nothing leaks back to the host. */
@@ -748,7 +748,7 @@ pr_rootfs_finalize (const struct pr_config *cfg, const struct pr_rootfs_opts *o,
     {
       unsigned long prop;
       if (parse_propagation (rp, &prop) < 0)
-        return pr_error_set (err, EINVAL, "invalid linux.rootfsPropagation `%s`", rp);
+        return pr_error_invalid (err, "invalid linux.rootfsPropagation `%s`", rp);
       if (mount (NULL, "/", NULL, prop, NULL) < 0)
         return pr_error_set (err, errno, "set propagation `%s` on `/`", rp);
     }

@@ -35,7 +35,7 @@ check_ns_type (int fd, int type, const char *path, pr_error **err)
   if (t < 0)
     return pr_error_set (err, errno, "`%s` is not a namespace file", path);
   if (t != type)
-    return pr_error_set (err, EINVAL, "`%s` is not a %s namespace", path, pr_namespace_name (type));
+    return pr_error_invalid (err, "`%s` is not a %s namespace", path, pr_namespace_name (type));
   return 0;
 }
 
@@ -129,7 +129,7 @@ pr_idmap_write (pid_t pid, const struct pr_config *cfg, pr_error **err)
 {
   const struct pr_linux *l = &cfg->linux;
   if (l->n_uid_mappings == 0 || l->n_gid_mappings == 0)
-    return pr_error_set (err, EINVAL, "a new user namespace needs linux.uidMappings and linux.gidMappings");
+    return pr_error_invalid (err, "a new user namespace needs linux.uidMappings and linux.gidMappings");
   if (write_map (pid, "uid_map", l->uid_mappings, l->n_uid_mappings, err) < 0)
     return -1;
   return write_map (pid, "gid_map", l->gid_mappings, l->n_gid_mappings, err);

@@ -105,12 +105,12 @@ pr_scheduler_apply (const struct pr_process *p, pr_error **err)
   if (!p->has_scheduler)
     return 0;
   if (lookup (sched_policies, PR_ARRAY_SIZE (sched_policies), s->policy, &v) < 0)
-    return pr_error_set (err, EINVAL, "unknown scheduler policy `%s`", s->policy ? s->policy : "");
+    return pr_error_invalid (err, "unknown scheduler policy `%s`", s->policy ? s->policy : "");
   attr.sched_policy = (uint32_t) v;
   for (char **f = s->flags; f && *f; f++)
     {
       if (lookup (sched_flags, PR_ARRAY_SIZE (sched_flags), *f, &v) < 0)
-        return pr_error_set (err, EINVAL, "unknown scheduler flag `%s`", *f);
+        return pr_error_invalid (err, "unknown scheduler flag `%s`", *f);
       attr.sched_flags |= v;
     }
   attr.sched_nice = s->nice;
@@ -140,10 +140,10 @@ pr_io_priority_apply (const struct pr_process *p, pr_error **err)
   if (!p->has_io_priority)
     return 0;
   if (lookup (classes, PR_ARRAY_SIZE (classes), p->io_priority_class, &cls) < 0)
-    return pr_error_set (err, EINVAL, "unknown ioPriority class `%s`",
-                         p->io_priority_class ? p->io_priority_class : "");
+    return pr_error_invalid (err, "unknown ioPriority class `%s`",
+                             p->io_priority_class ? p->io_priority_class : "");
   if (p->io_priority < 0 || p->io_priority > 7)
-    return pr_error_set (err, EINVAL, "ioPriority priority %d out of range (0-7)", p->io_priority);
+    return pr_error_invalid (err, "ioPriority priority %d out of range (0-7)", p->io_priority);
   if (syscall (SYS_ioprio_set, PR_IOPRIO_WHO_PROCESS, 0, (int) PR_IOPRIO_PRIO_VALUE (cls, (uint64_t) p->io_priority)) < 0)
     return pr_error_set (err, errno, "ioprio_set `%s` %d", p->io_priority_class, p->io_priority);
   return 0;
@@ -161,8 +161,8 @@ pr_personality_apply (const struct pr_config *cfg, pr_error **err)
   else if (cfg->linux.personality_domain && strcmp (cfg->linux.personality_domain, "LINUX32") == 0)
     persona = PER_LINUX32;
   else
-    return pr_error_set (err, EINVAL, "unknown personality domain `%s`",
-                         cfg->linux.personality_domain ? cfg->linux.personality_domain : "");
+    return pr_error_invalid (err, "unknown personality domain `%s`",
+                             cfg->linux.personality_domain ? cfg->linux.personality_domain : "");
   if (personality (persona) < 0)
     return pr_error_set (err, errno, "personality `%s`", cfg->linux.personality_domain);
   return 0;
@@ -240,7 +240,7 @@ pr_sysctl_apply (const struct pr_config *cfg, pr_error **err)
   if (fstatfs (dirfd, &sfs) < 0)
     return pr_error_set (err, errno, "statfs `/proc/sys`");
   if (sfs.f_type != PROC_SUPER_MAGIC)
-    return pr_error_set (err, EINVAL, "`/proc/sys` is not on procfs");
+    return pr_error_invalid (err, "`/proc/sys` is not on procfs");
 
   for (size_t i = 0; i < cfg->linux.n_sysctl; i++)
     {
@@ -250,7 +250,7 @@ pr_sysctl_apply (const struct pr_config *cfg, pr_error **err)
       const char *value = kv->value ? kv->value : "";
 
       if (path == NULL)
-        return pr_error_set (err, EINVAL, "invalid sysctl key `%s`", kv->key ? kv->key : "");
+        return pr_error_invalid (err, "invalid sysctl key `%s`", kv->key ? kv->key : "");
       fd = openat (dirfd, path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0)
         return pr_error_set (err, errno, "open sysctl `%s`", kv->key);

@@ -182,7 +182,7 @@ create_target_depth (int rootfd, const char *path, int depth, int *fd_out, pr_er
   char *slash = strrchr (dir, '/');
   const char *base = slash ? slash + 1 : dir;
   if (*base == '\0' || strcmp (base, ".") == 0 || strcmp (base, "..") == 0)
-    return pr_error_set (err, EINVAL, "invalid file target `%s`", path);
+    return pr_error_invalid (err, "invalid file target `%s`", path);
   _cleanup_free_ char *base_copy = xstrdup (base);
   if (slash)
     slash[slash == dir ? 1 : 0] = '\0';

@@ -33,7 +33,7 @@ resolve_action (const char *name, bool has_errno_ret, uint32_t errno_ret, uint32
   uint32_t ret = has_errno_ret ? errno_ret : EPERM;
 
   if (name == NULL)
-    return pr_error_set (err, EINVAL, "seccomp: missing action");
+    return pr_error_invalid (err, "seccomp: missing action");
   if (strcmp (name, "SCMP_ACT_KILL") == 0 || strcmp (name, "SCMP_ACT_KILL_THREAD") == 0)
     *out = SCMP_ACT_KILL_THREAD;
   else if (strcmp (name, "SCMP_ACT_KILL_PROCESS") == 0)
@@ -51,7 +51,7 @@ resolve_action (const char *name, bool has_errno_ret, uint32_t errno_ret, uint32
   else if (strcmp (name, "SCMP_ACT_NOTIFY") == 0)
     *out = SCMP_ACT_NOTIFY;
   else
-    return pr_error_set (err, EINVAL, "seccomp: unknown action `%s`", name);
+    return pr_error_invalid (err, "seccomp: unknown action `%s`", name);
   return 0;
 }
 
@@ -75,7 +75,7 @@ resolve_op (const char *name, enum scmp_compare *out, pr_error **err)
         *out = ops[i].op;
         return 0;
       }
-  return pr_error_set (err, EINVAL, "seccomp: unknown operator `%s`", name ? name : "");
+  return pr_error_invalid (err, "seccomp: unknown operator `%s`", name ? name : "");
 }
 
 /* "SCMP_ARCH_X86_64" -> libseccomp's "x86_64"; libseccomp's own name table
@@ -88,14 +88,14 @@ resolve_arch (const char *name, uint32_t *out, pr_error **err)
   size_t i;
 
   if (strncmp (name, prefix, sizeof prefix - 1) != 0 || strlen (name) - (sizeof prefix - 1) >= sizeof lower)
-    return pr_error_set (err, EINVAL, "seccomp: unknown architecture `%s`", name);
+    return pr_error_invalid (err, "seccomp: unknown architecture `%s`", name);
   for (i = 0; name[sizeof prefix - 1 + i]; i++)
     lower[i] = tolower ((unsigned char) name[sizeof prefix - 1 + i]);
   lower[i] = '\0';
   /* NATIVE resolves to 0, which is also the failure value. */
   *out = seccomp_arch_resolve_name (lower);
   if (*out == 0)
-    return pr_error_set (err, EINVAL, "seccomp: unknown architecture `%s`", name);
+    return pr_error_invalid (err, "seccomp: unknown architecture `%s`", name);
   return 0;
 }
 
@@ -123,7 +123,7 @@ apply_flag (scmp_filter_ctx ctx, const char *name, pr_error **err)
 #endif
     }
   else
-    return pr_error_set (err, EINVAL, "seccomp: unknown flag `%s`", name);
+    return pr_error_invalid (err, "seccomp: unknown flag `%s`", name);
 
   rc = seccomp_attr_set (ctx, attr, 1);
   if (rc < 0)
@@ -190,7 +190,7 @@ add_syscall (scmp_filter_ctx ctx, const struct pr_seccomp_syscall *s, uint32_t d
       if (resolve_op (a->op, &op, err) < 0)
         return -1;
       if (a->index > 5)
-        return pr_error_set (err, EINVAL, "seccomp: argument index %u out of range (0-5)", a->index);
+        return pr_error_invalid (err, "seccomp: argument index %u out of range (0-5)", a->index);
       conds[i].arg = a->index;
       conds[i].op = op;
       /* runtime-spec/libseccomp: for MASKED_EQ value is the mask and
@@ -220,15 +220,15 @@ build_filter (const struct pr_seccomp *sc, scmp_filter_ctx *out, bool *uses_noti
 
   *uses_notify = false;
   if (sc->default_action == NULL)
-    return pr_error_set (err, EINVAL, "seccomp: missing defaultAction");
+    return pr_error_invalid (err, "seccomp: missing defaultAction");
   if (resolve_action (sc->default_action, sc->has_default_errno_ret, sc->default_errno_ret, &default_action, err) < 0)
     return -1;
   if (default_action == SCMP_ACT_NOTIFY)
-    return pr_error_set (err, EINVAL, "seccomp: SCMP_ACT_NOTIFY cannot be the default action");
+    return pr_error_invalid (err, "seccomp: SCMP_ACT_NOTIFY cannot be the default action");
 
   ctx = seccomp_init (default_action);
   if (ctx == NULL)
-    return pr_error_set (err, EINVAL, "seccomp: init filter with default action `%s`", sc->default_action);
+    return pr_error_invalid (err, "seccomp: init filter with default action `%s`", sc->default_action);
 
   /* noNewPrivileges is the config's decision (process.noNewPrivileges), not
    * libseccomp's: without NNP the filter is loaded while CAP_SYS_ADMIN is
@@ -256,7 +256,7 @@ build_filter (const struct pr_seccomp *sc, scmp_filter_ctx *out, bool *uses_noti
       return -1;
 
   if (*uses_notify && (sc->listener_path == NULL || sc->listener_path[0] == '\0'))
-    return pr_error_set (err, EINVAL, "seccomp: SCMP_ACT_NOTIFY requires linux.seccomp.listenerPath");
+    return pr_error_invalid (err, "seccomp: SCMP_ACT_NOTIFY requires linux.seccomp.listenerPath");
 
   *out = steal_pointer (&ctx);
   return 0;
@@ -348,9 +348,9 @@ pr_seccomp_send_listener (const struct pr_seccomp *sc, int notify_fd, const char
   ssize_t n;
 
   if (sc->listener_path == NULL || sc->listener_path[0] == '\0')
-    return pr_error_set (err, EINVAL, "seccomp: no listenerPath to send the notify fd to");
+    return pr_error_invalid (err, "seccomp: no listenerPath to send the notify fd to");
   if (state_json == NULL || state_json[0] == '\0')
-    return pr_error_set (err, EINVAL, "seccomp: empty container process state");
+    return pr_error_invalid (err, "seccomp: empty container process state");
 
   sock = connect_unix (sc->listener_path, err);
   if (sock < 0)

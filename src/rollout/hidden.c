@@ -134,7 +134,7 @@ pr_hidden_stash (int rootfd, char *const *hide, int state_dirfd, pr_error **err)
           pr_error_free (&e);
           if (enoent)
             continue;
-          return pr_error_set (err, EINVAL, "hidden path `%s`: its parent is not a directory in the image", hide[i]);
+          return pr_error_invalid (err, "hidden path `%s`: its parent is not a directory in the image", hide[i]);
         }
       struct stat st;
       if (fstatat (parent, base, &st, AT_SYMLINK_NOFOLLOW) < 0)

@@ -305,8 +305,8 @@ take_phase_env (char **env, enum pr_phase *phase, pr_error **err)
 {
   for (size_t i = 0; env && env[i]; i++)
     if (env_is (env[i], PR_PHASE_ENV) && parse_phase (env[i] + strlen (PR_PHASE_ENV) + 1, phase) < 0)
-      return pr_error_set (err, EINVAL, "%s: unknown phase `%s` (expected agent, setup or verifier)", PR_PHASE_ENV,
-                           env[i] + strlen (PR_PHASE_ENV) + 1);
+      return pr_error_invalid (err, "%s: unknown phase `%s` (expected agent, setup or verifier)", PR_PHASE_ENV,
+                               env[i] + strlen (PR_PHASE_ENV) + 1);
   return 0;
 }
 

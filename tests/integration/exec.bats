@@ -74,6 +74,16 @@ start_sleeper() {
 	[ "${lines[2]}" = 1000 ]
 }
 
+@test "exec --process with malformed JSON names the file, and the container keeps running" {
+	start_sleeper
+	printf '{"args": ["true"' >"$TEST_DIR/bad.json"
+	run pr exec --process "$TEST_DIR/bad.json" "$CID"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"bad.json: invalid process JSON: "* ]] || fail_with "message: $output"
+	[[ "$output" != *config.json* ]] || fail_with "message names config.json: $output"
+	[ "$(state_of "$CID" status)" = running ]
+}
+
 @test "exec propagates the exit code and leaves the container running" {
 	start_sleeper
 	run pr exec "$CID" sh -c 'exit 42'

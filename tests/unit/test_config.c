@@ -702,7 +702,7 @@ test_process_parse (void **state)
   pr_error_free (&err);
 
   assert_int_equal (pr_process_parse ("{", 1, &p, NULL, &err), -1);
-  assert_non_null (strstr (err->msg, "invalid config.json"));
+  assert_non_null (strstr (err->msg, "invalid process JSON"));
   pr_error_free (&err);
 }
 

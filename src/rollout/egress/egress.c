@@ -575,9 +575,9 @@ pr_egress_open_token (const char *control_path, enum pr_phase phase, const char 
   size_t got = 0;
 
   if (phase != PR_PHASE_VERIFIER && phase != PR_PHASE_SETUP)
-    return pr_error_set (err, EINVAL, "egress token: phase must be verifier or setup");
+    return pr_error_invalid (err, "egress token: phase must be verifier or setup");
   if (!valid_token (token))
-    return pr_error_set (err, EINVAL, "egress token: token must be 16 to 128 hex digits");
+    return pr_error_invalid (err, "egress token: token must be 16 to 128 hex digits");
   if (strlen (control_path) >= sizeof sun.sun_path)
     return pr_error_set (err, ENAMETOOLONG, "egress control socket `%s`", control_path);
   strcpy (sun.sun_path, control_path);
