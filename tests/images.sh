@@ -5,8 +5,11 @@
 #   /var/cache/proctor/rootfs/busybox      busybox-static, tester user 1000
 #   /var/cache/proctor/rootfs/bookworm     debootstrap --variant=minbase
 #   /var/cache/proctor/rootfs/bullseye     debootstrap --variant=minbase
+#   /var/cache/proctor/rootfs/systemd      bookworm minbase plus systemd and
+#                                          dbus, booted by tests/engines/systemd.bats
+#                                          (podman only: no engine test runs it)
 #   /var/cache/proctor/rootfs/NAME.tar     a tarball of each
-#   podman: localhost/proctor/{busybox,bookworm,bullseye}
+#   podman: localhost/proctor/{busybox,bookworm,bullseye,systemd}
 #   docker and containerd (namespace "default"): the same names with :latest,
 #   when their daemons run (tests/engines/start-daemons.sh starts them)
 #
@@ -18,9 +21,15 @@
 set -euo pipefail
 
 CACHE=${PROCTOR_IMAGE_CACHE:-/var/cache/proctor/rootfs}
-IMAGES=${PROCTOR_IMAGES:-busybox bookworm bullseye}
+IMAGES=${PROCTOR_IMAGES:-busybox bookworm bullseye systemd}
 # Bump when a recipe below changes: cached trees with another stamp are rebuilt.
 RECIPE_VERSION=1
+# The systemd image's own recipe, so changing it leaves the others cached.
+SYSTEMD_RECIPE_VERSION=1
+
+recipe_version() {
+	if [ "$1" = systemd ]; then echo "$RECIPE_VERSION.$SYSTEMD_RECIPE_VERSION"; else echo "$RECIPE_VERSION"; fi
+}
 
 log() { printf 'images.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -86,9 +95,30 @@ build_debian() {
 	rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
 }
 
+# A bookworm that boots: systemd as init and a system bus, so the systemd
+# cgroup driver can be tested on hosts whose own init is not systemd.
+# Units that need hardware or a network are masked: in a container they only
+# fail and slow the boot down.
+build_systemd() {
+	local dir=$1 mirror u
+	mirror=$(debian_mirror)
+	log "debootstrap bookworm (systemd) from $mirror"
+	debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,procps,libmnl0 bookworm "$dir" "$mirror" \
+		>"$dir.debootstrap.log" 2>&1 || { tail -n 30 "$dir.debootstrap.log" >&2; return 1; }
+	rm -f "$dir.debootstrap.log"
+	rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
+	for u in systemd-udevd.service systemd-udevd-control.socket systemd-udevd-kernel.socket \
+		systemd-networkd.service systemd-resolved.service systemd-timesyncd.service \
+		getty.target console-getty.service apt-daily.timer apt-daily-upgrade.timer \
+		e2scrub_reap.service; do
+		ln -sf /dev/null "$dir/etc/systemd/system/$u"
+	done
+	: >"$dir/etc/machine-id"
+}
+
 build_one() {
 	local name=$1 final="$CACHE/$1" stamp="$CACHE/.$1.version" tmp
-	if [ -d "$final" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$RECIPE_VERSION" ] &&
+	if [ -d "$final" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$(recipe_version "$name")" ] &&
 		[ -f "$CACHE/$name.tar" ]; then
 		return 0
 	fi
@@ -100,6 +130,7 @@ build_one() {
 	case $name in
 	busybox) build_busybox "$tmp" ;;
 	bookworm | bullseye) build_debian "$tmp" "$name" ;;
+	systemd) build_systemd "$tmp" ;;
 	*) die "unknown image $name" ;;
 	esac
 	tar -C "$tmp" --numeric-owner -cf "$CACHE/.$name.tar.tmp" .
@@ -107,7 +138,7 @@ build_one() {
 	[ -d "$final" ] && mv "$final" "$final.old"
 	mv "$tmp" "$final"
 	mv "$CACHE/.$name.tar.tmp" "$CACHE/$name.tar"
-	echo "$RECIPE_VERSION" >"$stamp"
+	recipe_version "$name" >"$stamp"
 	rm -rf "$final.old"
 	trap - EXIT
 	# A rebuilt tree makes the podman image stale.
@@ -170,6 +201,7 @@ for name in $IMAGES; do
 done
 if [ "${PROCTOR_NO_DAEMONS:-0}" != 1 ]; then
 	for name in $IMAGES; do
+		[ "$name" = systemd ] && continue
 		if docker_up; then import_docker "$name"; fi
 		if containerd_up; then import_containerd "$name"; fi
 	done

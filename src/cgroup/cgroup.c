@@ -520,10 +520,10 @@ pr_cgroup_systemd_check (pr_error **err)
    * Without it nobody would own the scope unit, so refuse rather than
    * silently fall back to cgroupfs. */
   struct stat st;
-  if (lstat ("/run/systemd/system", &st) == 0 && S_ISDIR (st.st_mode))
-    return 0;
-  return pr_error_set (err, ENOTSUP,
-                       "systemd cgroup driver requested but systemd is not running (no /run/systemd/system)");
+  if (lstat ("/run/systemd/system", &st) < 0 || !S_ISDIR (st.st_mode))
+    return pr_error_set (err, ENOTSUP,
+                         "systemd cgroup driver requested but systemd is not running (no /run/systemd/system)");
+  return pr_cgroup_systemd_supported (err);
 }
 
 int

@@ -88,9 +88,46 @@ int pr_cgroup_stats_json (const char *path, char **json_out, pr_error **err);
 int pr_cgroup_oom_kills (const char *path, uint64_t *out, pr_error **err);
 
 /* The systemd cgroup driver's precondition: systemd is PID 1's manager
- * (sd_booted(3): /run/systemd/system exists).  pr_cgroup_path() calls it
- * when systemd=true.  Errors: ENOTSUP "systemd cgroup driver requested but
- * systemd is not running (no /run/systemd/system)". */
+ * (sd_booted(3): /run/systemd/system exists) and this build has the driver.
+ * pr_cgroup_path() calls it when systemd=true, before anything is created.
+ * Errors: ENOTSUP "systemd cgroup driver requested but systemd is not
+ * running (no /run/systemd/system)"; ENOTSUP "... built without systemd
+ * support" when configured without libsystemd (never a silent fallback to
+ * cgroupfs). */
 int pr_cgroup_systemd_check (pr_error **err);
+
+/* systemd.c: the systemd cgroup driver over D-Bus (sd-bus). ----------------
+ * path is what pr_cgroup_path() computed with systemd=true, e.g.
+ * "/system.slice/proctor-t1.scope": its last component is the unit, the one
+ * before it the slice ("-.slice" at the root). */
+
+/* Creates the container's cgroup as a transient unit: on the system bus
+ * (systemd's private socket /run/systemd/private when there is no bus
+ * daemon), StartTransientUnit(unit, "replace", [Description,
+ * DefaultDependencies=false, Memory/CPU/TasksAccounting=true and, for a
+ * scope, Slice=slice, PIDs=[pid], Delegate=true], []), then waits (10 s)
+ * for the job's JobRemoved signal with result "done", and checks that the
+ * unit's ControlGroup is path, so cgroupfs finds it.  pid must be alive (a
+ * scope cannot start empty); it is not put in hierarchies systemd does not
+ * manage (pr_cgroup_create does that).  A unit that started but failed a
+ * later step is stopped again.  Errors: ENOTSUP without systemd support;
+ * EEXIST when the unit exists (UnitExists); bus errno with systemd's message
+ * for a refused call; ETIMEDOUT when the job does not finish; EIO naming the
+ * job result ("failed", "dependency", ...); EXDEV when systemd placed the
+ * unit elsewhere.  Source: org.freedesktop.systemd1(5); systemd.scope(5). */
+int pr_cgroup_systemd_start (const char *path, pid_t pid, pr_error **err);
+
+/* Stops the unit of path (StopUnit(unit, "replace"), waiting 10 s for the
+ * job; systemd kills what is still in it).  A unit that does not exist
+ * (NoSuchUnit: empty scopes are garbage-collected) is fine, and so is a
+ * build without systemd support (it never started one).  Leftover cgroup
+ * directories are pr_cgroup_destroy's.  Errors: the bus connection errno,
+ * bus errno with systemd's message, ETIMEDOUT, EIO naming the job result.
+ * Source: org.freedesktop.systemd1(5) Manager.StopUnit. */
+int pr_cgroup_systemd_stop (const char *path, pr_error **err);
+
+/* 0 when built with the driver, else ENOTSUP "... built without systemd
+ * support". */
+int pr_cgroup_systemd_supported (pr_error **err);
 
 #endif

@@ -257,6 +257,11 @@ create_cleanup (struct create_ctx *c)
       pr_warn ("cleanup: %s", e->msg);
       pr_error_free (&e);
     }
+  if (c->cgroup_created && c->systemd_unit && pr_cgroup_systemd_stop (c->cgroup_path, &e) < 0)
+    {
+      pr_warn ("cleanup: %s", e->msg);
+      pr_error_free (&e);
+    }
   if (c->cgroup_created && pr_cgroup_destroy (c->cgroup_path, &e) < 0)
     {
       pr_warn ("cleanup: %s", e->msg);
@@ -347,13 +352,31 @@ save_partial_state (struct create_ctx *c, pr_error **err)
   return r;
 }
 
+/* The systemd driver's cgroup: a scope needs a live pid, so it is made
+ * here, with stage 1 as its first process, rather than before the fork.
+ * systemd creates it in the hierarchies it manages; pr_cgroup_create adds
+ * the others (cpuset, freezer, ...) and puts stage 1 there too, and the
+ * limits go on through cgroupfs before stage 1 is let go. */
+static int
+create_systemd_cgroup (struct create_ctx *c, pr_error **err)
+{
+  if (pr_cgroup_systemd_start (c->cgroup_path, c->stage1, err) < 0)
+    return -1;
+  c->cgroup_created = true;
+  if (pr_cgroup_create (c->cgroup_path, c->stage1, err) < 0)
+    return -1;
+  return pr_cgroup_apply_resources (c->cgroup_path, c->cfg->linux.resources, false, err);
+}
+
 static int
 drive_children (struct create_ctx *c, pr_error **err)
 {
   _cleanup_strv_ char **annotations = annotations_flat (c->cfg);
   int pid = 0;
 
-  if (c->cgroup_path && pr_cgroup_enter (c->cgroup_path, c->stage1, err) < 0)
+  if (c->systemd_unit && create_systemd_cgroup (c, err) < 0)
+    return -1;
+  if (!c->systemd_unit && c->cgroup_path && pr_cgroup_enter (c->cgroup_path, c->stage1, err) < 0)
     return -1;
   test_crash_at ("fork");
   if (pr_sync_send (c->sync_parent, PR_SYNC_GO, 0, NULL, err) < 0)
@@ -433,10 +456,11 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
   if (c->o->local_tty && c->cfg->process.terminal
       && pr_console_local_socket (&c->local_console, &c->console_fd, err) < 0)
     return -1;
-  if (!no_cgroup && pr_cgroup_create (c->cgroup_path, 0, err) < 0)
+  c->systemd_unit = !no_cgroup && c->g->systemd_cgroup;
+  if (!no_cgroup && !c->systemd_unit && pr_cgroup_create (c->cgroup_path, 0, err) < 0)
     return -1;
-  c->cgroup_created = !no_cgroup;
-  if (!no_cgroup && pr_cgroup_apply_resources (c->cgroup_path, c->cfg->linux.resources, false, err) < 0)
+  c->cgroup_created = !no_cgroup && !c->systemd_unit;
+  if (c->cgroup_created && pr_cgroup_apply_resources (c->cgroup_path, c->cfg->linux.resources, false, err) < 0)
     return -1;
   test_crash_at ("cgroup");
   int sp[2];
@@ -659,6 +683,10 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
       pr_error_free (err);
     }
   kill_and_wait (st);
+  /* The unit first: systemd would otherwise recreate or hold on to the
+   * scope's cgroup while cgroupfs removes it. */
+  if (st->cgroup_path && st->systemd_cgroup && pr_cgroup_systemd_stop (st->cgroup_path, err) < 0)
+    return -1;
   /* pr_cgroup_destroy kills what is left in the cgroup before removing it */
   if (st->cgroup_path && pr_cgroup_destroy (st->cgroup_path, err) < 0)
     return -1;

@@ -35,6 +35,7 @@ struct create_ctx
   int sync_child;
   char *cgroup_path;
   bool cgroup_created;
+  bool systemd_unit;   /* the cgroup is a systemd unit (--systemd-cgroup) */
   pid_t stage1;
   pid_t init_pid;
   int new_flags;
