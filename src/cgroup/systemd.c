@@ -135,7 +135,7 @@ unit_names (const char *path, char **unit, char **slice, pr_error **err)
 {
   const char *last = strrchr (path, '/');
   if (last == NULL || last[1] == '\0')
-    return pr_error_set (err, EINVAL, "systemd cgroup path `%s` names no unit", path);
+    return pr_error_invalid (err, "systemd cgroup path `%s` names no unit", path);
   *unit = xstrdup (last + 1);
   const char *prev = last;
   while (prev > path && prev[-1] != '/')

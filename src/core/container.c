@@ -686,7 +686,12 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
   /* The unit first: systemd would otherwise recreate or hold on to the
    * scope's cgroup while cgroupfs removes it. */
   if (st->cgroup_path && st->systemd_cgroup && pr_cgroup_systemd_stop (st->cgroup_path, err) < 0)
-    return -1;
+    {
+      /* systemd gone or not answering: the unit is then not ours to fix,
+       * and the container's cgroups, hooks and state still get cleaned. */
+      pr_warn ("delete %s: %s", id, (*err)->msg);
+      pr_error_free (err);
+    }
   /* pr_cgroup_destroy kills what is left in the cgroup before removing it */
   if (st->cgroup_path && pr_cgroup_destroy (st->cgroup_path, err) < 0)
     return -1;
