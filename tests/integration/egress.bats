@@ -316,6 +316,20 @@ print(out.decode())"
 	expect_decision '.bytes_down >= 104857600'
 }
 
+@test "egress: the client hop is not paced (cubic or reno on accepted sockets, whatever the host default)" {
+	# The proxy's side of an agent connection: source port = the listener's.
+	run python3 -c "
+import socket, subprocess, time
+s = socket.create_connection(('${AGENT%:*}', ${AGENT#*:}))
+time.sleep(0.3)
+print(subprocess.run(['ss', '-tinH', 'state', 'established', 'sport = :${AGENT#*:}'],
+                     capture_output=True, text=True).stdout)
+s.close()"
+	[ "$status" -eq 0 ]
+	echo "host default: $(sysctl -n net.ipv4.tcp_congestion_control); ss: $output"
+	[[ "$output" =~ (^|[[:space:]])(cubic|reno)[[:space:]] ]]
+}
+
 @test "egress: a slow reader does not make the helper buffer" {
 	run python3 -c "
 import socket, time
