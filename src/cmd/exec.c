@@ -38,7 +38,7 @@ handle (int key, const char *arg, void *data, pr_error **err)
     case OPT_NNP: c->o.no_new_privs = true; break;
     case 'c': c->caps = pr_strv_append (c->caps, arg); break;
     case OPT_CGROUP: c->o.cgroup = arg; break;
-    case OPT_IGNORE_PAUSED: break;
+    case OPT_IGNORE_PAUSED: c->o.ignore_paused = true; break;
     case OPT_PRESERVE:
       if (pr_parse_u64 (arg, &n) < 0 || n > 65535)
         return pr_error_invalid (err, "invalid --preserve-fds `%s`", arg);
@@ -92,7 +92,7 @@ static const struct pr_opt opts[] = {
   { "cap", required_argument, 'c', "CAP", "add a capability to every set (repeatable)" },
   { "preserve-fds", required_argument, OPT_PRESERVE, "N", "pass N additional file descriptors (from 3)" },
   { "cgroup", required_argument, OPT_CGROUP, "PATH", "run in an existing sub-cgroup of the container ([CTRL[,CTRL]:]SUB)" },
-  { "ignore-paused", no_argument, OPT_IGNORE_PAUSED, NULL, "allow exec in a paused container (accepted)" },
+  { "ignore-paused", no_argument, OPT_IGNORE_PAUSED, NULL, "allow exec in a paused container (it starts once resumed)" },
   { NULL },
 };
 

@@ -72,8 +72,14 @@ run_list (struct pr_global *g, int argc, char **argv)
     return pr_cmd_fail (err);
   yajl_gen gen = yajl_gen_alloc (NULL);
   yajl_gen_array_open (gen);
+  /* Engines use 64-character ids: the column grows to the longest one so
+   * the table stays aligned, as runc's tabwriter output does. */
+  int idw = 20;
+  for (size_t i = 0; ids[i]; i++)
+    if ((int) strlen (ids[i]) > idw)
+      idw = (int) strlen (ids[i]);
   if (!json && !o.quiet)
-    printf ("%-20s %-8s %-10s %-40s %-30s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER");
+    printf ("%-*s %-8s %-10s %-40s %-30s %s\n", idw, "ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER");
   for (size_t i = 0; ids[i]; i++)
     {
       _cleanup_state_ struct pr_state *st = NULL;
@@ -89,7 +95,7 @@ run_list (struct pr_global *g, int argc, char **argv)
       else if (o.quiet)
         printf ("%s\n", st->id);
       else
-        printf ("%-20s %-8d %-10s %-40s %-30s %s\n", st->id, strcmp (status, "stopped") ? st->pid : 0, status,
+        printf ("%-*s %-8d %-10s %-40s %-30s %s\n", idw, st->id, strcmp (status, "stopped") ? st->pid : 0, status,
                 st->bundle, st->created, *st->owner ? st->owner : "root");
     }
   yajl_gen_array_close (gen);

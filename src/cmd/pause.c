@@ -22,7 +22,10 @@ freeze (const struct pr_command *cmd, struct pr_global *g, int argc, char **argv
     return 0;
   if (first < 0 || pr_cmd_need_args (cmd, argc, first, 1, 1, &err) < 0)
     return pr_cmd_fail (err);
-  if (pr_state_load (g->root, argv[first], true, &st, &err) < 0)
+  /* Shared, not exclusive: the freezer is all this writes (the kernel
+   * serialises it), and an `exec --ignore-paused` waiting in the frozen
+   * cgroup holds a shared lock until it is resumed. */
+  if (pr_state_load (g->root, argv[first], false, &st, &err) < 0)
     return pr_cmd_fail (err);
   const char *status = pr_state_status (st);
   if (strcmp (status, on ? "running" : "paused") != 0)

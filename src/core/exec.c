@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <yajl/yajl_tree.h>
 
@@ -314,8 +315,14 @@ prepare (struct exec_ctx *c, const struct pr_global *g, pr_error **err)
 {
   if (pr_state_load (g->root, c->o->id, false, &c->st, err) < 0)
     return -1;
-  if (strcmp (pr_state_status (c->st), "stopped") == 0)
+  const char *status = pr_state_status (c->st);
+  if (strcmp (status, "stopped") == 0)
     return pr_error_set (err, 0, "cannot exec in a stopped container");
+  /* A process joining a frozen cgroup freezes before it can report back:
+   * without this check exec would hang until someone resumes (runc's rule
+   * and message). */
+  if (strcmp (status, "paused") == 0 && !c->o->ignore_paused)
+    return pr_error_set (err, 0, "cannot exec in a paused container (use --ignore-paused to override)");
   _cleanup_free_ char *cfgpath = xasprintf ("%s/%s/config.json", g->root, c->o->id);
   if (pr_config_load (cfgpath, &c->cfg, err) < 0)
     return -1;
@@ -446,6 +453,11 @@ pr_container_exec (const struct pr_global *g, const struct pr_exec_opts *o, int 
     sigprocmask (SIG_BLOCK, &mask, &old);
   if (prepare (&c, g, err) < 0 || start_process (&c, &pid, err) < 0)
     goto out;
+  /* The shared state lock kept delete from pulling the container away
+   * while the process joined it; held for the process's lifetime it would
+   * block pause, resume, update and delete until a long exec ends.  LOCK_UN
+   * drops it for the open file description, which the child shares. */
+  flock (c.st->state_dirfd, LOCK_UN);
   if (pr_state_write_pid_file (o->pid_file, pid, err) < 0)
     goto out;
   ret = 0;

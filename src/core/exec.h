@@ -29,12 +29,15 @@ struct pr_exec_opts
   const char *apparmor;       /* --apparmor */
   const char *process_label;  /* --process-label */
   const char *cgroup;         /* crun/runc --cgroup (sub-cgroup), may be NULL */
+  bool ignore_paused;         /* --ignore-paused */
 };
 
 /* Runs the process.  Without detach, waits and sets *exit_code (128+N for
  * signal N); with detach, returns once execve succeeded in the container.
  * Errors: "container `ID` does not exist"; "cannot exec in a stopped
- * container"; process file parse errors; the container-side errors
+ * container"; "cannot exec in a paused container" (unless ignore_paused:
+ * the process then starts when the container is resumed); process file
+ * parse errors; the container-side errors
  * (executable not found, chdir, setuid ...) carried back over the sync
  * socket.  A failed exec leaves the container and its cgroup intact. */
 int pr_container_exec (const struct pr_global *g, const struct pr_exec_opts *o, int *exit_code, pr_error **err);

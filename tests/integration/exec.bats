@@ -84,6 +84,39 @@ start_sleeper() {
 	[ "$(state_of "$CID" status)" = running ]
 }
 
+@test "exec into a paused container fails at once; --ignore-paused starts once resumed" {
+	start_sleeper
+	pr pause "$CID"
+	run timeout -k 2 10 "$PROCTOR" --root "$PROCTOR_ROOT" exec "$CID" true
+	[ "$status" -eq 1 ] || fail_with "status $status: $output"
+	[[ "$output" == *"cannot exec in a paused container"* ]] || fail_with "message: $output"
+	[ "$(state_of "$CID" status)" = paused ]
+	# waits in the frozen cgroup; resume (and state) must not wait for it
+	timeout -k 2 20 "$PROCTOR" --root "$PROCTOR_ROOT" exec --ignore-paused "$CID" sh -c 'echo ran >/tmp/ignored' &
+	local ep=$!
+	sleep 0.5
+	kill -0 "$ep" || fail_with "exec --ignore-paused returned while paused"
+	run timeout -k 2 10 "$PROCTOR" --root "$PROCTOR_ROOT" resume "$CID"
+	[ "$status" -eq 0 ] || fail_with "resume: status $status: $output"
+	wait "$ep" || fail_with "exec --ignore-paused failed after resume"
+	run pr exec "$CID" cat /tmp/ignored
+	[ "$output" = ran ]
+}
+
+@test "a running exec does not hold up pause, resume or delete" {
+	start_sleeper
+	pr exec "$CID" sleep 30 &
+	local ep=$!
+	sleep 0.5
+	run timeout -k 2 5 "$PROCTOR" --root "$PROCTOR_ROOT" pause "$CID"
+	[ "$status" -eq 0 ] || fail_with "pause waited for the exec: status $status: $output"
+	run timeout -k 2 5 "$PROCTOR" --root "$PROCTOR_ROOT" resume "$CID"
+	[ "$status" -eq 0 ] || fail_with "resume: status $status: $output"
+	run timeout -k 2 10 "$PROCTOR" --root "$PROCTOR_ROOT" delete -f "$CID"
+	[ "$status" -eq 0 ] || fail_with "delete -f waited for the exec: status $status: $output"
+	wait "$ep" || true
+}
+
 @test "exec propagates the exit code and leaves the container running" {
 	start_sleeper
 	run pr exec "$CID" sh -c 'exit 42'
