@@ -372,6 +372,13 @@ pr_cgroup_clean_path (const char *in)
   return out;
 }
 
+bool
+pr_cgroup_is_slice_name (const char *name)
+{
+  size_t n = strlen (name);
+  return n > 6 && strcmp (name + n - 6, ".slice") == 0;
+}
+
 /* systemd unit-name characters (systemd.unit(5) "valid unit names"). */
 static bool
 valid_unit_chars (const char *s)
@@ -393,7 +400,7 @@ expand_slice (const char *slice, char **out, pr_error **err)
       *out = xstrdup ("");
       return 0;
     }
-  if (n <= 6 || strcmp (slice + n - 6, ".slice") != 0)
+  if (!pr_cgroup_is_slice_name (slice))
     return pr_error_invalid (err, "invalid systemd slice `%s`: must end in .slice", slice);
   _cleanup_free_ char *stem = strndup (slice, n - 6);
   if (stem == NULL)
@@ -439,8 +446,7 @@ systemd_path (const char *cgroups_path, const char *id, char **out, pr_error **e
   if (name[0] == '\0' || !valid_unit_chars (name) || !valid_unit_chars (prefix))
     return pr_error_invalid (err, "invalid cgroupsPath `%s:%s:%s`: bad unit name", spec, prefix, name);
 
-  size_t nl = strlen (name);
-  if (nl > 6 && strcmp (name + nl - 6, ".slice") == 0)
+  if (pr_cgroup_is_slice_name (name))
     {
       /* The container asked for a slice unit: its place is its name. */
       if (expand_slice (name, out, err) < 0)

@@ -96,6 +96,10 @@ int pr_cgroup_oom_kills (const char *path, uint64_t *out, pr_error **err);
  * cgroupfs). */
 int pr_cgroup_systemd_check (pr_error **err);
 
+/* True when name is a systemd slice unit name: a non-empty stem and the
+ * ".slice" suffix (systemd.slice(5)).  "-.slice", the root, counts. */
+bool pr_cgroup_is_slice_name (const char *name);
+
 /* systemd.c: the systemd cgroup driver over D-Bus (sd-bus). ----------------
  * path is what pr_cgroup_path() computed with systemd=true, e.g.
  * "/system.slice/proctor-t1.scope": its last component is the unit, the one

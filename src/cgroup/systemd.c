@@ -251,7 +251,7 @@ watch_jobs (sd_bus *bus, struct job_wait *w, sd_bus_slot **slot, pr_error **err)
 static int
 append_properties (sd_bus_message *m, const char *unit, const char *slice, pid_t pid)
 {
-  bool is_slice = strlen (unit) > 6 && strcmp (unit + strlen (unit) - 6, ".slice") == 0;
+  bool is_slice = pr_cgroup_is_slice_name (unit);
   _cleanup_free_ char *desc = xasprintf ("proctor container %s", unit);
   int r = sdb.sd_bus_message_open_container (m, 'a', "(sv)");
   if (r >= 0)
@@ -285,7 +285,7 @@ check_control_group (sd_bus *bus, const char *unit, const char *path, pr_error *
   _cleanup_free_ char *obj = NULL;
   _cleanup_free_ char *cg = NULL;
   _cleanup_bus_error_ sd_bus_error e = SD_BUS_ERROR_NULL;
-  bool is_slice = strlen (unit) > 6 && strcmp (unit + strlen (unit) - 6, ".slice") == 0;
+  bool is_slice = pr_cgroup_is_slice_name (unit);
   int r = sdb.sd_bus_path_encode ("/org/freedesktop/systemd1/unit", unit, &obj);
   if (r < 0)
     return pr_error_set (err, -r, "systemd: unit %s: object path", unit);

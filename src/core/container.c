@@ -456,12 +456,16 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
   if (c->o->local_tty && c->cfg->process.terminal
       && pr_console_local_socket (&c->local_console, &c->console_fd, err) < 0)
     return -1;
+  /* The systemd driver's cgroup is made after the fork (drive_children). */
   c->systemd_unit = !no_cgroup && c->g->systemd_cgroup;
-  if (!no_cgroup && !c->systemd_unit && pr_cgroup_create (c->cgroup_path, 0, err) < 0)
-    return -1;
-  c->cgroup_created = !no_cgroup && !c->systemd_unit;
-  if (c->cgroup_created && pr_cgroup_apply_resources (c->cgroup_path, c->cfg->linux.resources, false, err) < 0)
-    return -1;
+  if (!no_cgroup && !c->systemd_unit)
+    {
+      if (pr_cgroup_create (c->cgroup_path, 0, err) < 0)
+        return -1;
+      c->cgroup_created = true;
+      if (pr_cgroup_apply_resources (c->cgroup_path, c->cfg->linux.resources, false, err) < 0)
+        return -1;
+    }
   test_crash_at ("cgroup");
   int sp[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
