@@ -68,7 +68,8 @@
 # /var/tmp/proctor-bench), BENCH_RESULTS (default $srcdir/bench/results),
 # BENCH_PORT (origin port; tinyproxy takes the next one; default 18080),
 # BENCH_ONLY (space-separated subset of: run exec userns rss size proxy
-# podman).
+# podman), BENCH_ORIGIN_CC (the proxy origin's congestion control, default
+# cubic; `bbr` measures with this host's default).
 #
 # Timings never gate anything: this script is not part of `make check`, and
 # it exits 0 whatever the numbers are (non-zero only when it cannot measure).
@@ -438,6 +439,14 @@ if want proxy; then
 	ip -n "$ORIGIN_NS" addr add "$ORIGIN/24" dev "$VETH_N"
 	ip -n "$ORIGIN_NS" link set "$VETH_N" up
 	ip -n "$ORIGIN_NS" link set lo up
+	# The origin sends with cubic, Linux's default, whatever this host's
+	# default is (a new namespace inherits it; here it is BBR).  BBR
+	# without the fq qdisc (not in this kernel) paces every segment with
+	# its own timer: the origin then caps the direct download at ~3.5 GiB/s
+	# and any path through a proxy at ~2.3, and the rows measure the
+	# origin's pacing instead of the path.  docs/performance.md gives both.
+	ip netns exec "$ORIGIN_NS" sysctl -qw net.ipv4.tcp_congestion_control="${BENCH_ORIGIN_CC:-cubic}" ||
+		die "cannot set the origin's congestion control to ${BENCH_ORIGIN_CC:-cubic}"
 	ip netns exec "$ORIGIN_NS" "$WORK/upstream" "$UP_PORT" 900 0.0.0.0 &
 	PIDS_TO_KILL+=($!)
 	PROXY_LIST=(direct)

@@ -2,10 +2,13 @@
  * bench/run.sh.  One process, one epoll loop, listening on 127.0.0.1:PORT;
  * `GET /N` (absolute-form `GET http://host:port/N` too, as a forward proxy
  * would send it if it does not rewrite) answers N zero bytes with a
- * Content-Length and closes the connection.  It never reads a file and
- * writes from one static buffer, so it is not the bottleneck of either the
- * 1 GB throughput test or the short-request test; whatever limits those is
- * the client, the proxy or the loopback device.
+ * Content-Length and closes the connection.  The body is sendfile(2)d
+ * over and over from a 256 KiB memfd, as a static file server (nginx,
+ * Apache's EnableSendfile) serves a large download: the kernel sends the
+ * same page-cache pages without copying them, so on a 2-CPU machine the
+ * origin takes as little as it can of the CPU the client and the proxy
+ * need.  Whatever limits the 1 GB throughput test or the short-request
+ * test is the client, the proxy or the network path.
  *
  *   upstream PORT [SECONDS [ADDR]]   serve on ADDR:PORT (default 127.0.0.1)
  *                                    until SIGTERM or SECONDS (default 900)
@@ -22,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +46,7 @@ struct conn
 };
 
 static char zeros[CHUNK];
+static int body_fd; /* memfd holding CHUNK zero bytes */
 static struct conn *conns[MAX_CONN];
 
 static void
@@ -96,7 +102,8 @@ pump (struct conn *c)
   while (c->body_left > 0)
     {
       size_t want = c->body_left < CHUNK ? (size_t) c->body_left : CHUNK;
-      ssize_t n = send (c->fd, zeros, want, MSG_NOSIGNAL);
+      off_t off = 0;
+      ssize_t n = sendfile (c->fd, body_fd, &off, want);
       if (n < 0)
         return errno == EAGAIN ? 0 : -1;
       c->body_left -= (unsigned long long) n;
@@ -115,6 +122,12 @@ main (int argc, char **argv)
   int port = atoi (argv[1]);
   int limit = argc > 2 ? atoi (argv[2]) : 900;
   signal (SIGPIPE, SIG_IGN);
+  body_fd = memfd_create ("upstream-body", MFD_CLOEXEC);
+  if (body_fd < 0 || write (body_fd, zeros, CHUNK) != CHUNK)
+    {
+      perror ("upstream: memfd");
+      return 1;
+    }
   alarm ((unsigned) limit);
 
   int ls = socket (AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

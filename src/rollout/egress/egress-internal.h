@@ -36,6 +36,11 @@
  *                             copied to the helper), or for the first
  *                             PR_EGRESS_RELAY_BUF bytes of a direction and
  *                             the rewritten head, in a user-space buffer.
+ *   PR_EGRESS_RELAY_HIGH_MAX  the bound a direction's pipe grows to, by
+ *                             doubling, while its reader keeps taking a
+ *                             full pipe in one write (a bulk download):
+ *                             fewer splices per byte.  A slow reader never
+ *                             does, so it keeps PR_EGRESS_RELAY_HIGH.
  *   PR_EGRESS_RELAY_BUDGET    bytes one connection may read in one turn of
  *                             the event loop before the others get theirs.
  *   PR_EGRESS_ERROR_TIMEOUT_S time to flush an error reply.
@@ -46,6 +51,7 @@
 #define PR_EGRESS_HEAD_TIMEOUT_S 30
 #define PR_EGRESS_CONNECT_TIMEOUT_S 15
 #define PR_EGRESS_RELAY_HIGH (128 * 1024)
+#define PR_EGRESS_RELAY_HIGH_MAX (1024 * 1024)
 #define PR_EGRESS_RELAY_BUF (16 * 1024)
 #define PR_EGRESS_RELAY_BUDGET (1024 * 1024)
 #define PR_EGRESS_ERROR_TIMEOUT_S 10
@@ -150,6 +156,7 @@ struct relay_dir
   size_t cap, off, len;
   int pipe[2]; /* -1 until the direction switches to splice */
   size_t in_pipe;
+  size_t high; /* queue bound once in a pipe: RELAY_HIGH .. RELAY_HIGH_MAX */
   bool pipe_tried;
   bool eof;  /* read side reached EOF */
   bool shut; /* we shut down the other side's write half */

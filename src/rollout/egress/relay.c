@@ -87,6 +87,24 @@ dir_open_pipe (struct pr_egress *eg, struct relay_dir *d)
   fcntl (p[1], F_SETPIPE_SZ, PR_EGRESS_RELAY_HIGH);
   d->pipe[0] = p[0];
   d->pipe[1] = p[1];
+  d->high = PR_EGRESS_RELAY_HIGH;
+}
+
+/* Called when the writer took at least half the bound in one splice and
+ * emptied the pipe: its reader keeps up, so the bound doubles (up to
+ * PR_EGRESS_RELAY_HIGH_MAX) and each splice moves more.  At 128 KiB a
+ * loopback download needs ~16 splice pairs per MiB, and those syscalls,
+ * not the bytes, were the relay's cost.  A reader that falls behind only
+ * ever takes part of the pipe, so it stays at PR_EGRESS_RELAY_HIGH.  A
+ * failed resize (pipe-max-size, the user's pipe quota) keeps the bound. */
+static void
+dir_grow_pipe (struct relay_dir *d)
+{
+  if (d->high >= PR_EGRESS_RELAY_HIGH_MAX)
+    return;
+  int size = fcntl (d->pipe[1], F_SETPIPE_SZ, d->high * 2);
+  if (size > 0 && (size_t) size > d->high)
+    d->high = (size_t) size < PR_EGRESS_RELAY_HIGH_MAX ? (size_t) size : PR_EGRESS_RELAY_HIGH_MAX;
 }
 
 static bool
@@ -150,6 +168,7 @@ pump (struct pr_conn *c, int i, bool try_read)
         }
       else if (!wblocked && d->in_pipe > 0)
         {
+          size_t before = d->in_pipe;
           n = splice (d->pipe[0], NULL, to, NULL, d->in_pipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
           if (n < 0 && relay_io_failed ())
             goto fail;
@@ -158,6 +177,8 @@ pump (struct pr_conn *c, int i, bool try_read)
             {
               progress = true;
               d->in_pipe -= n;
+              if (d->in_pipe == 0 && before >= d->high / 2)
+                dir_grow_pipe (d);
             }
         }
 
@@ -168,12 +189,12 @@ pump (struct pr_conn *c, int i, bool try_read)
           if (d->pipe[0] >= 0)
             {
               size_t queued = d->in_pipe + (d->len - d->off);
-              if (queued < PR_EGRESS_RELAY_HIGH)
+              if (queued < d->high)
                 {
                   /* EAGAIN also means "pipe slots full" while the pipe
                    * holds data; only an empty pipe makes it certain. */
                   ambiguous = d->in_pipe > 0;
-                  n = splice (from, NULL, d->pipe[1], NULL, PR_EGRESS_RELAY_HIGH - queued,
+                  n = splice (from, NULL, d->pipe[1], NULL, d->high - queued,
                               SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
                   if (n > 0)
                     {
