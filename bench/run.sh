@@ -100,7 +100,7 @@ if [ "$QUICK" = 1 ]; then
 else
 	# run: 10 x 10 = 100 containers, exec: 10 x 20 = 200 execs per runtime
 	ROUNDS=10 RUN_K=10 EXEC_K=20 NS_K=5 RSS_N=15 POD_ROUNDS=5 POD_K=4
-	PROXY_BYTES=$((1024 * 1024 * 1024)) PROXY_REPS=3 AB_N=20000
+	PROXY_BYTES=$((1024 * 1024 * 1024)) PROXY_REPS=5 AB_N=20000
 fi
 AB_C=16
 

@@ -41,6 +41,10 @@
  *                             full pipe in one write (a bulk download):
  *                             fewer splices per byte.  A slow reader never
  *                             does, so it keeps PR_EGRESS_RELAY_HIGH.
+ *   PR_EGRESS_RELAY_GROWN     directions per helper that may grow at once:
+ *                             a client that reads fast and then stops
+ *                             leaves a grown pipe full, so this caps what
+ *                             all of them can pin beyond the 128 KiB each.
  *   PR_EGRESS_RELAY_BUDGET    bytes one connection may read in one turn of
  *                             the event loop before the others get theirs.
  *   PR_EGRESS_ERROR_TIMEOUT_S time to flush an error reply.
@@ -52,6 +56,7 @@
 #define PR_EGRESS_CONNECT_TIMEOUT_S 15
 #define PR_EGRESS_RELAY_HIGH (128 * 1024)
 #define PR_EGRESS_RELAY_HIGH_MAX (1024 * 1024)
+#define PR_EGRESS_RELAY_GROWN 16
 #define PR_EGRESS_RELAY_BUF (16 * 1024)
 #define PR_EGRESS_RELAY_BUDGET (1024 * 1024)
 #define PR_EGRESS_ERROR_TIMEOUT_S 10
@@ -101,6 +106,7 @@ struct pr_egress
   struct pr_conn *conns;
   size_t n_conns, max_conns;
   size_t pipes_free; /* relay pipes that may still be opened (fd budget) */
+  size_t grown_free; /* relay directions that may still grow their pipe */
   bool paused;
   struct pr_ctl *ctls;
   size_t n_ctls;
@@ -158,6 +164,7 @@ struct relay_dir
   size_t in_pipe;
   size_t high; /* queue bound once in a pipe: RELAY_HIGH .. RELAY_HIGH_MAX */
   bool pipe_tried;
+  bool grown; /* holds one of eg->grown_free */
   bool eof;  /* read side reached EOF */
   bool shut; /* we shut down the other side's write half */
 };

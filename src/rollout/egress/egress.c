@@ -496,6 +496,7 @@ egress_setup (struct pr_egress *eg, pr_error **err)
   const struct pr_egress_config *cfg = eg->cfg;
 
   eg->max_conns = conn_limit (&eg->pipes_free);
+  eg->grown_free = PR_EGRESS_RELAY_GROWN;
   pr_own_addrs_init (&eg->own);
   eg->base = new_base ();
   if (eg->base == NULL)

@@ -181,6 +181,8 @@ pr_conn_free (struct pr_conn *c)
           close (c->d[i].pipe[1]);
           eg->pipes_free++;
         }
+      if (c->d[i].grown)
+        eg->grown_free++;
       free (c->d[i].buf);
     }
   if (c->head_deadline)

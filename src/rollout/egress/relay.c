@@ -95,13 +95,22 @@ dir_open_pipe (struct pr_egress *eg, struct relay_dir *d)
  * PR_EGRESS_RELAY_HIGH_MAX) and each splice moves more.  At 128 KiB a
  * loopback download needs ~16 splice pairs per MiB, and those syscalls,
  * not the bytes, were the relay's cost.  A reader that falls behind only
- * ever takes part of the pipe, so it stays at PR_EGRESS_RELAY_HIGH.  A
- * failed resize (pipe-max-size, the user's pipe quota) keeps the bound. */
+ * ever takes part of the pipe, so it stays at PR_EGRESS_RELAY_HIGH; one
+ * that reads fast and then stops keeps a grown pipe full, which is why at
+ * most PR_EGRESS_RELAY_GROWN directions grow at once.  A failed resize
+ * (pipe-max-size, the user's pipe quota) keeps the bound. */
 static void
-dir_grow_pipe (struct relay_dir *d)
+dir_grow_pipe (struct pr_egress *eg, struct relay_dir *d)
 {
   if (d->high >= PR_EGRESS_RELAY_HIGH_MAX)
     return;
+  if (!d->grown)
+    {
+      if (eg->grown_free == 0)
+        return;
+      eg->grown_free--;
+      d->grown = true;
+    }
   int size = fcntl (d->pipe[1], F_SETPIPE_SZ, d->high * 2);
   if (size > 0 && (size_t) size > d->high)
     d->high = (size_t) size < PR_EGRESS_RELAY_HIGH_MAX ? (size_t) size : PR_EGRESS_RELAY_HIGH_MAX;
@@ -178,7 +187,7 @@ pump (struct pr_conn *c, int i, bool try_read)
               progress = true;
               d->in_pipe -= n;
               if (d->in_pipe == 0 && before >= d->high / 2)
-                dir_grow_pipe (d);
+                dir_grow_pipe (c->eg, d);
             }
         }
 
