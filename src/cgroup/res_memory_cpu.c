@@ -82,6 +82,22 @@ parse_memory (yajl_val o, struct mem *m, pr_error **err)
   if (m->has_swappiness && m->swappiness > 100)
     return pr_error_invalid (err, "linux.resources.memory.swappiness: %" PRId64 " is not in 0..100",
                              m->swappiness);
+  /* -1 is the spec's "unlimited"; anything below would reach the kernel
+   * and come back as a bare EINVAL from a write. */
+  const struct
+  {
+    const char *key;
+    bool has;
+    int64_t v;
+  } bytes[] = {
+    { "limit", m->has_limit, m->limit },        { "swap", m->has_swap, m->swap },
+    { "reservation", m->has_res, m->reservation }, { "kernel", m->has_kernel, m->kernel },
+    { "kernelTCP", m->has_ktcp, m->kernel_tcp },
+  };
+  for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++)
+    if (bytes[i].has && bytes[i].v < -1)
+      return pr_error_invalid (err, "linux.resources.memory.%s: %" PRId64 " is not a byte count (-1 means unlimited)",
+                               bytes[i].key, bytes[i].v);
   return 0;
 }
 

@@ -46,6 +46,14 @@ create_must_fail() {
 	[[ "$stderr" == *relative/dir* ]] || fail_with "error does not name the destination: $stderr"
 }
 
+@test "a negative memory limit other than -1 names the field" {
+	setup_bundle busybox
+	cfg_set '.linux.resources.memory = {"limit": -5}'
+	create_must_fail
+	[[ "$stderr" == *"linux.resources.memory.limit: -5 is not a byte count"* ]] ||
+		fail_with "error does not name the field: $stderr"
+}
+
 @test "unknown namespace type" {
 	setup_bundle busybox
 	cfg_set '.linux.namespaces += [{"type": "prtbogus"}]'
