@@ -158,8 +158,45 @@ listeners_in_netns (const struct pr_policy *p, pid_t pid, struct listeners *l, p
 
 /* ------------------------------------------------------------- lifetime */
 
+/* The files the helper resolves names with.  The host's by default (the
+ * helper runs in the host's network namespace, so its resolver is the
+ * host's); PROCTOR_EGRESS_RESOLV_CONF and PROCTOR_EGRESS_HOSTS in the
+ * runtime's environment replace them, for hosts whose egress should see a
+ * different resolver or names than the host (air-gapped mirrors, tests with
+ * their own origins).  The engine sets the runtime's environment (podman's
+ * conmon_env_vars, a wrapper script), never the container.  A named file
+ * that cannot be read fails create here, before the container exists,
+ * rather than leaving a container whose helper died. */
+struct dns_files
+{
+  const char *resolv_conf; /* NULL: /etc/resolv.conf */
+  const char *hosts;       /* NULL: /etc/hosts */
+};
+
+static int
+dns_files_from_env (struct dns_files *f, pr_error **err)
+{
+  const char *const names[] = { "PROCTOR_EGRESS_RESOLV_CONF", "PROCTOR_EGRESS_HOSTS" };
+  const char **dst[] = { &f->resolv_conf, &f->hosts };
+
+  for (size_t i = 0; i < 2; i++)
+    {
+      const char *v = getenv (names[i]);
+      *dst[i] = NULL;
+      if (v == NULL || *v == '\0')
+        continue;
+      if (v[0] != '/')
+        return pr_error_invalid (err, "%s: `%s` is not an absolute path", names[i], v);
+      if (access (v, R_OK) < 0)
+        return pr_error_set (err, errno, "%s: `%s`", names[i], v);
+      *dst[i] = v;
+    }
+  return 0;
+}
+
 static void __attribute__ ((noreturn))
-run_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int control, const char *state_dir)
+run_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int control, const char *state_dir,
+            const struct dns_files *dns)
 {
   pr_error *err = NULL;
   _cleanup_free_ char *log = xasprintf ("%s/%s", state_dir, PR_EGRESS_LOG);
@@ -181,6 +218,8 @@ run_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int contr
     .control_fd = control,
     .log_path = log,
     .container_pidfd = (int) syscall (SYS_pidfd_open, pid, 0),
+    .resolv_conf = dns->resolv_conf,
+    .hosts_file = dns->hosts,
   };
   if (pr_egress_run (&cfg, &err) < 0)
     _exit (1);
@@ -198,11 +237,14 @@ int
 pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir, pr_error **err)
 {
   struct listeners l = { .agent = -1, .phase = -1 };
+  struct dns_files dns;
   _cleanup_close_ int control = -1;
   int ret = -1;
   /* `none` everywhere and no peers: no way out at all, no process of ours. */
   if (!helper_needed (p))
     return 0;
+  if (dns_files_from_env (&dns, err) < 0)
+    return -1;
   if (listeners_in_netns (p, pid, &l, err) < 0 || listen_unix (state_dirfd, state_dir, &control, err) < 0)
     goto out;
   int pfd[2];
@@ -229,7 +271,7 @@ pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const c
         {
           close (pfd[1]);
           close (state_dirfd);
-          run_helper (p, pid, &l, control, state_dir);
+          run_helper (p, pid, &l, control, state_dir, &dns);
         }
       pr_write_all (pfd[1], &h, sizeof h);
       _exit (h < 0);

@@ -25,8 +25,12 @@
  * creates the listeners in the init's network namespace, the control
  * socket in the state directory (state_dir is its absolute path), and
  * forks the helper (its pid and start time go to egress.pid).  Starts
- * nothing when every phase's mode is none and there are no peers.  Errors:
- * setns/socket/bind errnos naming the address; fork errno. */
+ * nothing when every phase's mode is none and there are no peers.  The
+ * helper resolves names with /etc/resolv.conf and /etc/hosts, or the files
+ * PROCTOR_EGRESS_RESOLV_CONF and PROCTOR_EGRESS_HOSTS in the environment
+ * name.  Errors: EINVAL when one of those is not an absolute path, the
+ * access(2) errno when it cannot be read; setns/socket/bind errnos naming
+ * the address; fork errno. */
 int pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir, pr_error **err);
 
 /* Stops the helper (SIGTERM, then SIGKILL after 2 s) if egress.pid names a

@@ -28,7 +28,11 @@ cr() { timeout -k 5 "$ENGINE_TIMEOUT" ctr -n "$CTR_NS" "$@"; }
 # crun_ ARGS: `ctr run` through the runc v2 shim with proctor as its binary.
 ctr_run() { cr run --runtime io.containerd.runc.v2 --runc-binary "$PROCTOR" "$@"; }
 
-setup_file() {
+# engine_setup_file: what every engine suite's setup_file does (a suite
+# with its own setup_file calls it first).
+setup_file() { engine_setup_file; }
+
+engine_setup_file() {
 	[ -n "${PROCTOR:-}" ] && [ -x "$PROCTOR" ] || {
 		echo "PROCTOR must name the runtime binary under test" >&2
 		return 1

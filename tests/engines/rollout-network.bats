@@ -1,11 +1,84 @@
 #!/usr/bin/env bats
 # The rollout annotation, part 2 (SPEC section 2 "Network") through podman:
 # the fresh network namespace, the egress proxy per phase, peers, and the
-# helper's lifetime.  The only outside host used is the Debian mirror named
-# in this machine's apt sources (read at test time); everything else is on
-# this machine's loopback.
+# helper's lifetime.  The test internet is a network namespace of this
+# file's own behind a veth pair: a public stand-in address in 198.19.0.0/16
+# (RFC 2544 benchmarking range, which the proxy treats as public) serving
+# HTTP, and a 10.201.x address reachable only as a peer.  The egress
+# helper learns the test names from a private hosts file
+# (PROCTOR_EGRESS_HOSTS, set by a wrapper that podman runs as the runtime).
+# The only outside host is the Debian mirror named in this machine's apt
+# sources (read at test time), for the real-input tests.
 
 load helpers
+
+setup_file() {
+	engine_setup_file || return 1
+	command -v python3 >/dev/null && command -v jq >/dev/null || {
+		echo "rollout-network.bats needs python3 and jq" >&2
+		return 1
+	}
+	export RN_DIR=$BATS_FILE_TMPDIR
+	export RN_N=$(($$ % 200 + 20))
+	export RN_NS=prt-rn-$$ RN_VH=prrn$$a RN_VN=prrn$$b
+	export RN_PUB=198.19.$RN_N.2 RN_PRIV=10.201.$RN_N.2
+	export RN_PEER_PORT=$((10000 + $$ % 20000))
+	ip netns add "$RN_NS"
+	ip link add "$RN_VH" type veth peer name "$RN_VN"
+	ip link set "$RN_VN" netns "$RN_NS"
+	ip addr add "198.19.$RN_N.1/24" dev "$RN_VH"
+	ip addr add "10.201.$RN_N.1/24" dev "$RN_VH"
+	ip link set "$RN_VH" up
+	ip -n "$RN_NS" addr add "$RN_PUB/24" dev "$RN_VN"
+	ip -n "$RN_NS" addr add "$RN_PRIV/24" dev "$RN_VN"
+	ip -n "$RN_NS" link set "$RN_VN" up
+	ip -n "$RN_NS" link set lo up
+	mkdir -p "$RN_DIR/www"
+	echo origin-says-hello >"$RN_DIR/www/hello.txt"
+	ip netns exec "$RN_NS" python3 -m http.server --bind 0.0.0.0 --directory "$RN_DIR/www" 8080 \
+		>"$RN_DIR/origin.log" 2>&1 3>&- &
+	echo $! >"$RN_DIR/origin.pid"
+	# The peer: a banner server on the private address, 8 connections.
+	ip netns exec "$RN_NS" python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(8)
+for _ in range(8):
+    c, _ = s.accept(); c.sendall(b"peer-db-banner\n"); c.close()
+' "$RN_PRIV" "$RN_PEER_PORT" >"$RN_DIR/peer.log" 2>&1 3>&- &
+	echo $! >"$RN_DIR/peer.pid"
+	cat >"$RN_DIR/hosts" <<-EOF
+	$RN_PUB agent.test verifier.test denied.test
+	$RN_PRIV priv.test
+	127.0.0.1 lo.test
+	EOF
+	# podman runs this wrapper as the runtime; every container of this file
+	# gets an egress helper that knows the test names.
+	export PROCTOR_UNWRAPPED=$PROCTOR
+	cat >"$RN_DIR/proctor" <<-EOF
+	#!/bin/sh
+	PROCTOR_EGRESS_HOSTS=$RN_DIR/hosts exec $PROCTOR "\$@"
+	EOF
+	chmod 0755 "$RN_DIR/proctor"
+	export PROCTOR=$RN_DIR/proctor
+	local i
+	for i in $(seq 50); do
+		curl -s -o /dev/null "http://$RN_PUB:8080/hello.txt" && return 0
+		sleep 0.1
+	done
+	echo "the test origin did not start: $(cat "$RN_DIR/origin.log")" >&2
+	return 1
+}
+
+teardown_file() {
+	local f
+	for f in origin.pid peer.pid; do
+		[ -f "$RN_DIR/$f" ] && kill "$(cat "$RN_DIR/$f")" 2>/dev/null
+	done
+	ip netns del "$RN_NS" 2>/dev/null
+	ip link del "$RN_VH" 2>/dev/null
+	true
+}
 
 # The mirror's host name, from the apt sources of this machine.
 mirror_host() {
@@ -35,11 +108,9 @@ start_rollout() {
 
 egress_log() { "$PROCTOR" --root /run/proctor rollout log "$CID"; }
 
-@test "network: fresh namespace with only lo; proxy variables for the agent" {
+@test "network: fresh namespace with only lo; proxy variables for the agent; no route to a test host" {
 	need_image bookworm
-	local mirror
-	mirror=$(mirror_host)
-	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["%s"]}}\n' "$mirror" >"$TEST_DIR/p.json"
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"]}}\n' >"$TEST_DIR/p.json"
 	start_rollout "$TEST_DIR/p.json"
 	run pm exec "$NAME" sh -c 'ls /sys/class/net; cat /proc/net/route | wc -l; env | grep -i _proxy= | sort'
 	assert_status 0
@@ -48,31 +119,53 @@ egress_log() { "$PROCTOR" --root /run/proctor rollout log "$CID"; }
 	grep -q '^http_proxy=http://127.0.0.1:3128$' <<<"$output"
 	grep -q '^HTTPS_PROXY=http://127.0.0.1:3128$' <<<"$output"
 	grep -q '^no_proxy=localhost,127.0.0.1,::1$' <<<"$output"
-	# A raw connection to an outside address has no route.
-	run pm exec "$NAME" perl -MIO::Socket::INET -e 'IO::Socket::INET->new(PeerAddr => "10.88.0.1:80", Timeout => 3) ? print "connected\n" : print "refused: $!\n"'
+	# A raw connection to the test host's address (which answers from the
+	# host, see setup_file) has no route.
+	run pm exec "$NAME" perl -MIO::Socket::INET -e 'IO::Socket::INET->new(PeerAddr => "$ARGV[0]:8080", Timeout => 3) ? print "connected\n" : print "refused: $!\n"' "$RN_PUB"
 	[[ "$output" == "refused: "*"unreachable"* ]] || fail_with "$output"
 }
 
-@test "network: allowlist allows the mirror, denies others with 403 and a log line, refuses loopback names" {
-	need_image bookworm
-	local mirror
-	mirror=$(mirror_host)
-	# localhost is allowlisted too: the name is allowed, its address is not.
-	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["%s", "localhost"]}}\n' "$mirror" >"$TEST_DIR/p.json"
-	start_rollout "$TEST_DIR/p.json"
-	run pm exec "$NAME" perl -e "$HTTP_VIA_PROXY" 3128 "http://$mirror/debian/dists/bookworm/Release"
-	[[ "$output" == "HTTP/1.1 200"* ]] || fail_with "allowed: $output"
-	run pm exec "$NAME" perl -e "$HTTP_VIA_PROXY" 3128 "http://example.org/"
-	[[ "$output" == "HTTP/1.1 403"* ]] || fail_with "denied: $output"
-	run pm exec "$NAME" perl -e "$HTTP_VIA_PROXY" 3128 "http://localhost:22/"
-	[[ "$output" == "HTTP/1.1 403"* ]] || fail_with "loopback: $output"
+@test "network: a client using the proxy variables (busybox wget) gets an allowed host, and 403 for another" {
+	need_image busybox
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"]}}\n' >"$TEST_DIR/p.json"
+	start_rollout "$TEST_DIR/p.json" localhost/proctor/busybox
+	run pm exec "$NAME" wget -q -O - http://agent.test:8080/hello.txt
+	assert_status 0
+	[ "$output" = origin-says-hello ] || fail_with "$output"
+	run pm exec "$NAME" wget -q -O - http://denied.test:8080/hello.txt
+	[ "$status" -ne 0 ] || fail_with "denied host answered: $output"
+	[[ "$output" == *403* ]] || fail_with "no 403: $output"
 	run egress_log
-	jq -se 'any(.[]; .host == "example.org" and .decision == "deny" and .phase == "agent")' <<<"$output" >/dev/null ||
-		fail_with "no deny line: $output"
-	jq -se --arg m "$mirror" 'any(.[]; .host == $m and .decision == "allow" and .bytes_down > 0)' <<<"$output" >/dev/null ||
+	jq -se 'any(.[]; .host == "agent.test" and .decision == "allow" and .bytes_down > 0)' <<<"$output" >/dev/null ||
 		fail_with "no allow line: $output"
-	jq -se 'any(.[]; .host == "localhost" and .decision == "deny" and (.reason | test("loopback|private|forbidden|address")))' <<<"$output" >/dev/null ||
-		fail_with "localhost not refused by address: $output"
+	jq -se 'any(.[]; .host == "denied.test" and .decision == "deny")' <<<"$output" >/dev/null ||
+		fail_with "no deny line: $output"
+}
+
+@test "network: allowlist allows a test host, denies others with 403 and a log line, refuses loopback and private names" {
+	need_image bookworm
+	# lo.test, priv.test and localhost are allowlisted too: the names are
+	# allowed, their addresses are not.
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test", "lo.test", "priv.test", "localhost"]}}\n' >"$TEST_DIR/p.json"
+	start_rollout "$TEST_DIR/p.json"
+	run pm exec "$NAME" perl -e "$HTTP_VIA_PROXY" 3128 "http://agent.test:8080/hello.txt"
+	[[ "$output" == "HTTP/1.1 200"* || "$output" == "HTTP/1.0 200"* ]] || fail_with "allowed: $output"
+	run pm exec "$NAME" perl -e "$HTTP_VIA_PROXY" 3128 "http://denied.test:8080/hello.txt"
+	[[ "$output" == "HTTP/1.1 403"* ]] || fail_with "denied: $output"
+	local h
+	for h in lo.test:8080 priv.test:8080 localhost:22; do
+		run pm exec "$NAME" perl -e "$HTTP_VIA_PROXY" 3128 "http://$h/"
+		[[ "$output" == "HTTP/1.1 403"* ]] || fail_with "$h: $output"
+	done
+	run egress_log
+	jq -se 'any(.[]; .host == "denied.test" and .decision == "deny" and .phase == "agent")' <<<"$output" >/dev/null ||
+		fail_with "no deny line: $output"
+	jq -se 'any(.[]; .host == "agent.test" and .decision == "allow" and .bytes_down > 0)' <<<"$output" >/dev/null ||
+		fail_with "no allow line: $output"
+	for h in lo.test priv.test localhost; do
+		jq -se --arg h "$h" 'any(.[]; .host == $h and .decision == "deny" and (.reason | test("loopback|private|forbidden|address")))' <<<"$output" >/dev/null ||
+			fail_with "$h not refused by address: $output"
+	done
 }
 
 @test "network: none means no listener, no proxy variables, nothing reachable, no helper" {
@@ -83,58 +176,53 @@ egress_log() { "$PROCTOR" --root /run/proctor rollout log "$CID"; }
 	[ "$output" = "0
 closed 3128
 closed 3129" ] || fail_with "$output"
+	run pm exec "$NAME" perl -MIO::Socket::INET -e 'IO::Socket::INET->new(PeerAddr => "$ARGV[0]:8080", Timeout => 3) ? print "connected\n" : print "refused: $!\n"' "$RN_PUB"
+	[[ "$output" == "refused: "*"unreachable"* ]] || fail_with "$output"
 	[ ! -e "/run/proctor/$CID/egress.pid" ]
 }
 
 @test "network: the verifier reaches what its policy allows; the agent cannot use or squat 3129" {
 	need_image bookworm
-	local mirror
-	mirror=$(mirror_host)
-	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["example.org"]},
-	  "verifier": {"network_mode": "allowlist", "allowed_hosts": ["%s"]}}\n' "$mirror" >"$TEST_DIR/p.json"
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"]},
+	  "verifier": {"network_mode": "allowlist", "allowed_hosts": ["verifier.test"]}}\n' >"$TEST_DIR/p.json"
 	start_rollout "$TEST_DIR/p.json"
-	# The agent is refused the mirror...
-	run pm exec "$NAME" perl -e "$HTTP_VIA_PROXY" 3128 "http://$mirror/debian/dists/bookworm/Release"
+	# The agent is refused the verifier's host...
+	run pm exec "$NAME" perl -e "$HTTP_VIA_PROXY" 3128 "http://verifier.test:8080/hello.txt"
 	[[ "$output" == "HTTP/1.1 403"* ]] || fail_with "agent: $output"
 	# ... the verifier, with the token in its own environment, gets it.
-	run pm exec -e PROCTOR_PHASE=verifier "$NAME" sh -c 'tok=${http_proxy#http://}; tok=${tok%@*}; perl -e "$0" 3129 "$1" "$(printf "%s:" "$tok" | base64)"' "$HTTP_VIA_PROXY" "http://$mirror/debian/dists/bookworm/Release"
-	[[ "$output" == "HTTP/1.1 200"* ]] || fail_with "verifier: $output"
+	run pm exec -e PROCTOR_PHASE=verifier "$NAME" sh -c 'tok=${http_proxy#http://}; tok=${tok%@*}; perl -e "$0" 3129 "$1" "$(printf "%s:" "$tok" | base64)"' "$HTTP_VIA_PROXY" "http://verifier.test:8080/hello.txt"
+	[[ "$output" == "HTTP/1."[01]" 200"* ]] || fail_with "verifier: $output"
 	# The agent on 3129: outside a verifier run, and during one with a wrong token.
-	run pm exec "$NAME" perl -e "$HTTP_VIA_PROXY" 3129 "http://$mirror/"
+	run pm exec "$NAME" perl -e "$HTTP_VIA_PROXY" 3129 "http://verifier.test:8080/hello.txt"
 	[[ "$output" == "HTTP/1.1 40"[37]* ]] || fail_with "agent on 3129: $output"
 	run pm exec -d -e PROCTOR_PHASE=verifier "$NAME" sleep 30
-	run pm exec "$NAME" perl -e "$HTTP_VIA_PROXY" 3129 "http://$mirror/" "$(printf 'guessed-token:' | base64)"
+	assert_status 0
+	run pm exec "$NAME" perl -e "$HTTP_VIA_PROXY" 3129 "http://verifier.test:8080/hello.txt" "$(printf 'guessed-token:' | base64)"
 	[[ "$output" == "HTTP/1.1 40"[37]* ]] || fail_with "agent during verifier: $output"
 	run egress_log
 	# Both refusals (no token, then a guessed one) are logged.
 	[ "$(jq -s '[.[] | select(.decision == "deny" and (.reason | test("token")))] | length' <<<"$output")" -ge 2 ] ||
 		fail_with "no log lines for the refused 3129 uses: $output"
+	jq -se 'any(.[]; .host == "verifier.test" and .decision == "allow" and .phase == "verifier")' <<<"$output" >/dev/null ||
+		fail_with "no verifier allow line: $output"
 	# Nobody in the container can bind 3129.
 	run pm exec -u 0 "$NAME" perl -MIO::Socket::INET -e 'IO::Socket::INET->new(LocalAddr => "127.0.0.1:3129", Listen => 1) ? print "bound\n" : print "bind failed: $!\n"'
 	[[ "$output" == "bind failed: Address already in use" ]] || fail_with "$output"
 }
 
-@test "network: a peer answers as name:port and 127.0.0.1:port, spliced to a host server" {
+@test "network: a peer answers as name:port and 127.0.0.1:port, spliced to a test server outside" {
 	need_image bookworm
-	local port
-	port=$(free_port)
-	python3 -c '
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8)
-for _ in range(4):
-    c, _ = s.accept(); c.sendall(b"peer-db-banner\n"); c.close()
-' "$port" &
-	local server=$!
 	printf '{"version": 1, "agent": {"network_mode": "public"},
-	  "peers": [{"name": "db", "port": 5432, "target": "tcp:127.0.0.1:%s"}]}\n' "$port" >"$TEST_DIR/p.json"
+	  "peers": [{"name": "db", "port": 5432, "target": "tcp:%s:%s"}]}\n' "$RN_PRIV" "$RN_PEER_PORT" >"$TEST_DIR/p.json"
 	start_rollout "$TEST_DIR/p.json"
 	run pm exec "$NAME" sh -c 'for a in db 127.0.0.1; do perl -MIO::Socket::INET -e "my \$c = IO::Socket::INET->new(q($a:5432)) or die qq(connect $a: \$!\n); print scalar <\$c>"; done; env | grep ^no_proxy='
-	kill "$server" 2>/dev/null || true
 	assert_status 0
 	[ "$(sed -n 1p <<<"$output")" = peer-db-banner ] || fail_with "$output"
 	[ "$(sed -n 2p <<<"$output")" = peer-db-banner ] || fail_with "$output"
 	grep -q '^no_proxy=.*,db,' <<<"$output"
+	# The peer's private address itself is not reachable from inside.
+	run pm exec "$NAME" perl -MIO::Socket::INET -e 'IO::Socket::INET->new(PeerAddr => "$ARGV[0]", Timeout => 3) ? print "connected\n" : print "refused: $!\n"' "$RN_PRIV:$RN_PEER_PORT"
+	[[ "$output" == "refused: "*"unreachable"* ]] || fail_with "$output"
 }
 
 apt_install_curl() {
@@ -159,9 +247,10 @@ apt_install_curl() {
 
 @test "network: real input: apt fails with the proxy's 403 when the mirror is not allowlisted" {
 	need_image bookworm
-	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["example.org"]}}\n' >"$TEST_DIR/p.json"
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"]}}\n' >"$TEST_DIR/p.json"
 	start_rollout "$TEST_DIR/p.json"
 	run pm exec "$NAME" apt-get update
+	[ "$status" -ne 0 ] || fail_with "apt-get update succeeded: $output"
 	grep -q '403' <<<"$output" || fail_with "$output"
 }
 
@@ -174,9 +263,40 @@ apt_install_curl() {
 	[ -d "/proc/$helper" ]
 	pid=$(podman inspect -f '{{.State.Pid}}' "$NAME")
 	netns=$(readlink "/proc/$pid/ns/net")
+	local sock=/run/proctor/$CID/egress.sock
+	[ -S "$sock" ]
 	run pm rm -f -t 0 "$NAME"
 	assert_status 0
 	wait_until 10 sh -c "! kill -0 $helper 2>/dev/null"
 	[ ! -e "/run/proctor/$CID" ]
-	! ls -l /proc/[0-9]*/ns/net 2>/dev/null | grep -qF "$netns" || fail_with "netns $netns still in use"
+	# The namespace is gone when nothing holds it: no process in it, no
+	# open fd on it, no nsfs bind mount of it.
+	! ls -l /proc/[0-9]*/ns/net 2>/dev/null | grep -qF "$netns" || fail_with "netns $netns: a process is still in it"
+	! ls -l /proc/[0-9]*/fd/ 2>/dev/null | grep -qF "$netns" || fail_with "netns $netns: an fd still holds it"
+	local ino=${netns#net:[}
+	ino=${ino%]}
+	! grep -qE "^[0-9]+ [0-9]+ [0-9:]+ net:\[$ino\] " /proc/self/mountinfo || fail_with "netns $netns: still bind-mounted"
+	! grep -qF "$sock" /proc/net/unix || fail_with "control socket $sock still bound"
+}
+
+@test "network: an unreadable PROCTOR_EGRESS_HOSTS fails the create clearly and leaves nothing" {
+	need_image bookworm
+	printf '{"version": 1, "agent": {"network_mode": "public"}}\n' >"$TEST_DIR/p.json"
+	printf '#!/bin/sh\nPROCTOR_EGRESS_HOSTS=%s/no-such-hosts exec %s "$@"\n' "$TEST_DIR" "$PROCTOR_UNWRAPPED" >"$TEST_DIR/rt"
+	chmod 0755 "$TEST_DIR/rt"
+	track_name "$NAME"
+	run timeout -k 5 "$ENGINE_TIMEOUT" podman --runtime "$TEST_DIR/rt" create --name "$NAME" \
+		--annotation "run.proctor.rollout=@$TEST_DIR/p.json" localhost/proctor/bookworm sleep 1000
+	assert_status 0
+	CID=$(podman inspect -f '{{.Id}}' "$NAME")
+	run timeout -k 5 "$ENGINE_TIMEOUT" podman --runtime "$TEST_DIR/rt" start "$NAME"
+	[ "$status" -ne 0 ] || fail_with "started: $output"
+	[[ "$output" == *"PROCTOR_EGRESS_HOSTS: \`$TEST_DIR/no-such-hosts\`: no such file or directory"* ]] ||
+		fail_with "$output"
+	[ ! -e "/run/proctor/$CID" ] || fail_with "state dir left"
+	! ls -d /sys/fs/cgroup/*/libpod_parent/libpod-"$CID"* 2>/dev/null | grep -q . || fail_with "cgroup left"
+	local p
+	for p in $(pgrep -x proctor-egress); do
+		! tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "$CID" || fail_with "helper $p left"
+	done
 }
