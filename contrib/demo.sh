@@ -18,7 +18,8 @@
 # With PROCTOR set to a built binary (as `make demo` does) the host setup and
 # the build are skipped; the base images are still checked (tests/images.sh,
 # quick when cached).  Exit status: 0 when every run completed and every
-# oracle run scored 1 (and every empty run 0), else 1.
+# oracle run scored 1 (and every empty run 0), else 1; for one task, 0 when
+# its oracle run scored 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -134,8 +135,15 @@ one_task() {
 	local t=${1:-apt-allowlist}
 	[ -f "$tasks/$t/task.toml" ] || { echo "demo.sh: no task $tasks/$t" >&2; exit 2; }
 	prepare
+	local json rc=0
+	json=$(mktemp /tmp/proctor-demo.XXXXXX.json)
 	echo "=== contrib/rollout/proctor-rollout --runtime $PROCTOR contrib/tasks/$t"
-	"$driver" --runtime "$PROCTOR" "$tasks/$t"
+	"$driver" --runtime "$PROCTOR" --json "$json" "$tasks/$t" || rc=$?
+	local reward
+	reward=$(field "$json" reward)
+	rm -f "$json"
+	[ "$rc" -eq 0 ] || { echo "demo.sh: the driver exited $rc" >&2; return "$rc"; }
+	[ "$reward" = 1 ] || { echo "demo.sh: the oracle solution scored $reward, not 1" >&2; return 1; }
 }
 
 case ${1:-} in

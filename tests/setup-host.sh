@@ -15,7 +15,7 @@ PACKAGES=(
 	libevent-dev libcmocka-dev libsystemd-dev
 	bats podman crun runc debootstrap busybox-static uidmap iproute2
 	jq python3 curl docker.io containerd iptables tini go-md2man
-	util-linux procps file clang libclang-rt-dev
+	util-linux procps file clang libclang-rt-dev man-db
 )
 
 missing=()

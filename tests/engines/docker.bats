@@ -9,10 +9,26 @@ load helpers
 # drun ARGS: docker run with the runtime under test.
 drun() { dk run --runtime proctor "$@"; }
 
-@test "docker: the proctor runtime is registered" {
+@test "docker: the proctor runtime is registered and is the binary under test" {
 	run dk info --format '{{json .Runtimes}}'
 	assert_status 0
-	[[ "$output" == *'"proctor"'* ]] || fail_with "runtimes: $output"
+	local path
+	path=$(jq -r '.proctor.path // empty' <<<"$output")
+	[ -n "$path" ] || fail_with "runtimes: $output"
+	# start-daemons.sh leaves a dockerd it did not start alone: its
+	# "proctor" must still resolve to $PROCTOR.
+	[ "$(readlink -f "$path")" = "$(readlink -f "$PROCTOR")" ] ||
+		fail_with "docker's proctor is $path -> $(readlink -f "$path"), not $PROCTOR"
+	need_image busybox
+	track_name "$NAME"
+	run drun -d --name "$NAME" "$(image busybox)" sleep 1000
+	assert_status 0
+	local id
+	id=$(dk inspect -f '{{.Id}}' "$NAME")
+	# The container's state is proctor's (runc's state.json would not parse).
+	run "$PROCTOR" --root /run/docker/runtime-runc/moby state "$id"
+	assert_status 0
+	[ "$(jq -r .status <<<"$output")" = running ] || fail_with "$output"
 }
 
 @test "docker run --runtime proctor --rm busybox echo hi" {

@@ -10,6 +10,7 @@
 # that script points at $PROCTOR.
 
 bats_require_minimum_version 1.5.0
+source "$(dirname "${BASH_SOURCE[0]}")/../require.bash"
 
 : "${ENGINE:=podman}"
 ENGINES_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -46,16 +47,20 @@ engine_setup_file() {
 			return 1
 		}
 		PROCTOR_IMAGES="busybox bookworm" PROCTOR_NO_PODMAN=1 \
-			"$ENGINES_DIR/../images.sh" >&3 2>&1 || true
+			"$ENGINES_DIR/../images.sh" >&3 2>&1 || {
+			# need_image reports the missing image per test.
+			echo "tests/images.sh failed for $ENGINE" >&2
+			[ "${PROCTOR_REQUIRE_ALL:-0}" != 1 ] || return 1
+		}
 		;;
 	esac
 }
 
 setup() {
 	case $ENGINE in
-	podman) command -v podman >/dev/null || skip "podman is not installed" ;;
-	docker) "$DOCKER_BIN" version >/dev/null 2>&1 || skip "dockerd is not running" ;;
-	containerd) ctr version >/dev/null 2>&1 || skip "containerd is not running" ;;
+	podman) command -v podman >/dev/null || require_or_skip "podman is not installed" ;;
+	docker) "$DOCKER_BIN" version >/dev/null 2>&1 || require_or_skip "dockerd is not running" ;;
+	containerd) ctr version >/dev/null 2>&1 || require_or_skip "containerd is not running" ;;
 	esac
 	TEST_DIR=$(mktemp -d /tmp/pre.XXXXXX)
 	NAME=prt-${TEST_DIR##*.}
@@ -63,7 +68,11 @@ setup() {
 	NAMES=()
 }
 
-teardown() {
+# engine_teardown: what every engine test's teardown does (a suite with
+# its own teardown calls it last).
+teardown() { engine_teardown; }
+
+engine_teardown() {
 	local n
 	for n in "${NAMES[@]}"; do
 		case $ENGINE in
@@ -87,7 +96,8 @@ image() {
 	esac
 }
 
-# need_image NAME: skip unless the engine has test image NAME.
+# need_image NAME: skip (fail under PROCTOR_REQUIRE_ALL=1) unless the
+# engine has test image NAME.
 need_image() {
 	local ref
 	ref=$(image "$1")
@@ -95,7 +105,7 @@ need_image() {
 	podman) podman image exists "$ref" ;;
 	docker) "$DOCKER_BIN" image inspect "$ref" >/dev/null 2>&1 ;;
 	containerd) ctr -n "$CTR_NS" images check "name==$ref" 2>/dev/null | grep -q complete ;;
-	esac || skip "no image $ref in $ENGINE: run tests/images.sh"
+	esac || require_or_skip "no image $ref in $ENGINE: run tests/images.sh"
 }
 
 # track_name NAME: teardown removes container NAME.

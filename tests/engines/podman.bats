@@ -32,10 +32,12 @@ load helpers
 	run -127 pm run --rm --name "$NAME" localhost/proctor/busybox /no/such/command
 }
 
-@test "podman run -d, exec, exec -t, stop, rm" {
-	need_image bookworm
+# lifecycle IMAGE: run -d, exec (env, workdir, user, exit code), exec
+# without and with -t, stop, rm of a Debian image.
+lifecycle() {
+	need_image "$1"
 	track_name "$NAME"
-	run pm run -d --name "$NAME" localhost/proctor/bookworm sleep 1000
+	run pm run -d --name "$NAME" "localhost/proctor/$1" sleep 1000
 	assert_status 0
 	[ "$(podman inspect -f '{{.State.Status}}' "$NAME")" = running ]
 
@@ -63,6 +65,7 @@ load helpers
 
 	run pm exec -t "$NAME" sh -c 'stty size'
 	assert_status 0
+	[[ "$(tr -d '\r' <<<"$output")" =~ ^[0-9]+\ [0-9]+$ ]] || fail_with "stty size printed: $output"
 
 	run pm stop -t 2 "$NAME"
 	assert_status 0
@@ -72,6 +75,14 @@ load helpers
 	assert_status 0
 	run podman container exists "$NAME"
 	[ "$status" -ne 0 ]
+}
+
+@test "podman run -d, exec, exec -t, stop, rm (bookworm)" {
+	lifecycle bookworm
+}
+
+@test "podman run -d, exec, exec -t, stop, rm (bullseye)" {
+	lifecycle bullseye
 }
 
 @test "podman run -t gives the container a terminal" {

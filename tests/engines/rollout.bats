@@ -243,20 +243,28 @@ INVALID_POLICIES=(
 
 @test "rollout: each invalid policy fails create with its own message and leaves nothing" {
 	need_image bookworm
-	local i=0 entry want json
+	local i=0 entry want json id p
 	for entry in "${INVALID_POLICIES[@]}"; do
 		i=$((i + 1))
 		want=${entry%%|*}
 		json=${entry#*|}
 		printf '%s\n' "$json" >"$TEST_DIR/bad$i.json"
-		run pm run --rm --name "$NAME-$i" --annotation "run.proctor.rollout=@$TEST_DIR/bad$i.json" "$TASK_IMAGE" true
+		# create + start, so the failed container has an id to look for.
 		track_name "$NAME-$i"
+		run pm create --name "$NAME-$i" --annotation "run.proctor.rollout=@$TEST_DIR/bad$i.json" "$TASK_IMAGE" sleep 1000
+		assert_status 0
+		id=$(podman inspect -f '{{.Id}}' "$NAME-$i")
+		run pm start "$NAME-$i"
 		[ "$status" -ne 0 ] || fail_with "case $i ($want) was accepted"
 		grep -qF "rollout policy" <<<"$output" || fail_with "case $i: no policy error in: $output"
 		grep -qF -- "$want" <<<"$output" || fail_with "case $i: wanted '$want' in: $output"
-		# Other suites may run containers meanwhile: look for ours only.
-		! grep -lsF "$TEST_DIR/bad$i.json" /run/proctor/*/config.json || fail_with "case $i left a state dir"
-		! ls -d /sys/fs/cgroup/*/*"$NAME-$i"* 2>/dev/null | grep -q . || fail_with "case $i left a cgroup"
+		[ ! -e "/run/proctor/$id" ] || fail_with "case $i left a state dir"
+		! ls -d /sys/fs/cgroup/*/libpod_parent/libpod-"$id"* 2>/dev/null | grep -q . || fail_with "case $i left a cgroup"
+		for p in $(pgrep -x proctor-egress); do
+			! tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "$id" || fail_with "case $i left helper $p"
+		done
+		! grep -qF "$id" /proc/self/mountinfo || fail_with "case $i left a mount naming the container"
+		pm rm -f "$NAME-$i" >/dev/null
 	done
 	[ "$i" -ge 15 ]
 }

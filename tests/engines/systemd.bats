@@ -30,8 +30,8 @@ setup_file() {
 		echo "PROCTOR must name the runtime binary under test" >&2
 		return 1
 	}
-	command -v podman >/dev/null || skip "podman is not installed"
-	command -v runc >/dev/null || skip "runc is not installed (crun cannot boot systemd on hybrid cgroup hosts)"
+	command -v podman >/dev/null || require_or_skip "podman is not installed"
+	command -v runc >/dev/null || require_or_skip "runc is not installed (crun cannot boot systemd on hybrid cgroup hosts)"
 	PROCTOR_IMAGES="busybox systemd" PROCTOR_NO_DAEMONS=1 "$ENGINES_DIR/../images.sh" >&3 2>&1 || {
 		echo "tests/images.sh could not build the systemd image" >&2
 		return 1

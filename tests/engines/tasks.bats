@@ -81,7 +81,26 @@ check_task() {
 	check_task curses-tty
 }
 
+# start_canary: contrib/tasks/adversarial/host-canary.py answers on the
+# host's CANARY_PORT (all addresses) until the test ends, unless something
+# already listens there.  The "host" trick counts as succeeded only when it
+# reaches the canary, so without one a proxy that let the agent reach the
+# host would still look like a refusal.
+canary_up() { python3 -c "import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(('127.0.0.1', $CANARY_PORT)) != 0)"; }
+start_canary() {
+	canary_up && return 0
+	python3 "$TASKS/adversarial/host-canary.py" "$CANARY_PORT" 3>&- &
+	CANARY_PID=$!
+	wait_until 5 canary_up || fail_with "host-canary.py did not start"
+}
+
+teardown() {
+	if [ -n "${CANARY_PID:-}" ]; then kill "$CANARY_PID" 2>/dev/null || true; fi
+	engine_teardown
+}
+
 @test "task adversarial: every trick is tried and refused under proctor" {
+	start_canary
 	check_task adversarial
 	for trick in read-tests write-verdict squat-3129 host environ procroot; do
 		grep -qE "^   \| $trick +refused " "$TEST_DIR/oracle.out" || fail_with "$trick not refused: $(cat "$TEST_DIR/oracle.out")"
@@ -90,15 +109,9 @@ check_task() {
 
 @test "task adversarial without proctor (plain runc, no policy): the tricks succeed" {
 	need_image bookworm
-	command -v runc >/dev/null || skip "runc is not installed"
-	local canary=
-	if ! python3 -c "import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(('127.0.0.1', $CANARY_PORT)) != 0)"; then
-		python3 "$TASKS/adversarial/host-canary.py" "$CANARY_PORT" 3>&- &
-		canary=$!
-		sleep 0.3
-	fi
+	command -v runc >/dev/null || require_or_skip "runc is not installed"
+	start_canary
 	run timeout -k 5 300 "$DRIVER" --no-rollout --runtime runc --json "$TEST_DIR/runc.json" "$TASKS/adversarial"
-	if [ -n "$canary" ]; then kill "$canary"; fi
 	[ "$status" -eq 0 ] || fail_with "runc run exited $status: $output"
 	for trick in read-tests write-verdict squat-3129 host environ procroot; do
 		grep -qE "^   \| $trick +SUCCEEDED " <<<"$output" || fail_with "$trick did not succeed under runc: $output"

@@ -15,7 +15,7 @@ need_proctor() {
 
 example_bin() {
 	local e=${EXAMPLE:-$(top_builddir)/libcrun-compat/example}
-	[ -x "$e" ] || skip "no libcrun-compat/example: run make check (or make libcrun-compat/example)"
+	[ -x "$e" ] || require_or_skip "no libcrun-compat/example: run make check (or make libcrun-compat/example)"
 	echo "$e"
 }
 
@@ -280,8 +280,8 @@ cgroup2_dir() {
 @test "libproctor-crun: installs a header and pkg-config file a program builds against" {
 	need_proctor
 	top=$(top_builddir)
-	[ -f "$top/Makefile" ] || skip "no build tree next to $PROCTOR"
-	command -v pkg-config >/dev/null || skip "no pkg-config"
+	[ -f "$top/Makefile" ] || require_or_skip "no build tree next to $PROCTOR"
+	command -v pkg-config >/dev/null || require_or_skip "no pkg-config"
 	make -s -C "$top" install-libLTLIBRARIES install-includeHEADERS install-pkgconfigDATA \
 		DESTDIR="$TEST_DIR/inst" prefix=/usr/local >"$TEST_DIR/install.log" 2>&1 ||
 		fail_with "install failed: $(cat "$TEST_DIR/install.log")"

@@ -7,6 +7,7 @@
 # container created, unmounts, and removes the temp dirs.
 
 bats_require_minimum_version 1.5.0
+source "$(dirname "${BASH_SOURCE[0]}")/../require.bash"
 
 IMAGE_CACHE=${PROCTOR_IMAGE_CACHE:-/var/cache/proctor/rootfs}
 
@@ -78,12 +79,12 @@ setup_bundle() {
 	mkdir -p "$BUNDLE"
 	case $image in
 	busybox)
-		[ -d "$IMAGE_CACHE/busybox" ] || skip "no busybox image: run tests/images.sh"
+		[ -d "$IMAGE_CACHE/busybox" ] || require_or_skip "no busybox image: run tests/images.sh"
 		ROOTFS=$BUNDLE/rootfs
 		cp -a "$IMAGE_CACHE/busybox" "$ROOTFS"
 		;;
 	bookworm | bullseye)
-		[ -d "$IMAGE_CACHE/$image" ] || skip "no $image image: run tests/images.sh"
+		[ -d "$IMAGE_CACHE/$image" ] || require_or_skip "no $image image: run tests/images.sh"
 		ROOTFS=$TEST_DIR/merged
 		mkdir -p "$TEST_DIR/upper" "$TEST_DIR/work" "$ROOTFS"
 		if ! mount -t overlay overlay \
@@ -196,7 +197,7 @@ wait_gone() {
 # closes.
 start_recvtty() {
 	local sock=$1 out=$2 mode=${3:-single} input=${4:-/dev/null}
-	[ -n "${RECVTTY:-}" ] && [ -x "$RECVTTY" ] || skip "RECVTTY is not set to an executable"
+	[ -n "${RECVTTY:-}" ] && [ -x "$RECVTTY" ] || require_or_skip "RECVTTY is not set to an executable"
 	rm -f "$sock" "$TEST_DIR/recvtty.pid"
 	"$RECVTTY" --mode "$mode" --pid-file "$TEST_DIR/recvtty.pid" "$sock" <"$input" >"$out" 2>"$out.err" &
 	RECVTTY_PID=$!

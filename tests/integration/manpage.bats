@@ -41,7 +41,7 @@ long_flags() { grep -oE -- '--[a-z][a-z0-9-]*' | sort -u; }
 short_flags() { grep -oE -- ', -[a-zA-Z]\b' | sed 's/^, //' | sort -u; }
 
 @test "man ./docs/proctor.1 renders" {
-	command -v man >/dev/null || skip "man is not installed"
+	command -v man >/dev/null || require_or_skip "man is not installed"
 	run env MANWIDTH=80 man -l "$MANPAGE"
 	assert_status 0
 	[[ "${lines[0]}" == *"proctor(1)"* ]] || fail_with "first line: ${lines[0]}"
@@ -90,7 +90,7 @@ short_flags() { grep -oE -- ', -[a-zA-Z]\b' | sed 's/^, //' | sort -u; }
 }
 
 @test "the committed man page is what docs/proctor.1.md generates" {
-	command -v go-md2man >/dev/null || skip "go-md2man is not installed"
+	command -v go-md2man >/dev/null || require_or_skip "go-md2man is not installed"
 	src=${MANPAGE%.1}.1.md
 	go-md2man -in "$src" -out "$BATS_TEST_TMPDIR/proctor.1"
 	diff -u "$MANPAGE" "$BATS_TEST_TMPDIR/proctor.1"

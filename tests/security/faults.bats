@@ -156,7 +156,7 @@ recover() {
 }
 
 @test "a console socket that goes away fails create cleanly" {
-	command -v python3 >/dev/null || skip "needs python3"
+	command -v python3 >/dev/null || require_or_skip "needs python3"
 	setup_bundle busybox
 	cfg_args sleep 100
 	cfg_set '.process.terminal = true'
