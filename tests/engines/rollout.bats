@@ -124,6 +124,52 @@ write_task_dirs() {
 	grep -q real-tests <<<"$output"
 }
 
+@test "rollout: agent.user and verifier.user by name take uid, gid, groups and HOME from the image" {
+	need_image bookworm
+	# daemon (1:1, HOME /usr/sbin) for the agent, the image's own agent user
+	# (1000:1000, HOME /home/agent) for the verifier; podman sets HOME for
+	# the image's USER, and the policy's user must win.
+	policy "$TEST_DIR/p.json" '{"version": 1, "agent": {"user": "daemon"}, "verifier": {"user": "agent"}}'
+	start_rollout "$TEST_DIR/p.json"
+	run pm exec "$NAME" sh -c 'id -u; id -g; id -G; echo "$HOME"'
+	assert_status 0
+	[ "$output" = "1
+1
+1
+/usr/sbin" ] || fail_with "agent: $output"
+	run pm exec -e PROCTOR_PHASE=verifier "$NAME" sh -c 'id -un; id -g; echo "$HOME"'
+	assert_status 0
+	[ "$output" = "agent
+1000
+/home/agent" ] || fail_with "verifier: $output"
+}
+
+@test "rollout: the policy from --rollout-policy FILE (podman --runtime-flag) or inline in the annotation" {
+	need_image bookworm
+	policy "$TEST_DIR/p.json" '{"version": 1, "agent": {"network_mode": "none", "env": {"FROM_POLICY": "file"}}}'
+	track_name "$NAME"
+	run timeout -k 5 "$ENGINE_TIMEOUT" podman --runtime "$PROCTOR" --runtime-flag "rollout-policy=$TEST_DIR/p.json" \
+		run -d --name "$NAME" "$TASK_IMAGE" sleep 1000
+	assert_status 0
+	run pm exec "$NAME" sh -c 'echo "$FROM_POLICY"; ls /sys/class/net; test -e /tests || echo no-tests'
+	assert_status 0
+	[ "$output" = "file
+lo
+no-tests" ] || fail_with "--rollout-policy: $output"
+	# Inline JSON in the annotation.  podman splits --annotation values as
+	# CSV, so the whole argument is CSV-quoted as docs/rollout.md says;
+	# commas, quotes and spaces must reach the policy intact.
+	track_name "$NAME-inline"
+	run pm run -d --name "$NAME-inline" \
+		--annotation '"run.proctor.rollout={""version"": 1, ""agent"": {""network_mode"": ""none"", ""env"": {""FROM_POLICY"": ""inline, with a comma""}}}"' \
+		"$TASK_IMAGE" sleep 1000
+	assert_status 0
+	run pm exec "$NAME-inline" sh -c 'echo "$FROM_POLICY"; ls /sys/class/net'
+	assert_status 0
+	[ "$output" = "inline, with a comma
+lo" ] || fail_with "inline: $output"
+}
+
 @test "rollout verifier: proctor rollout phase makes later plain execs verifiers" {
 	need_image bookworm
 	write_task_dirs
@@ -162,6 +208,9 @@ has-tests" ] || fail_with "$output"
 1" ] || fail_with "$output"
 	sleep 0.5
 	[ "$(cat "$TEST_DIR/verdict/reward.txt")" = 1 ]
+	# The loop was alive all along: it still rewrites its own copy.
+	run pm exec -u 0 "$NAME" sh -c 'rm -f /tmp/fakelogs/reward.txt; sleep 0.5; cat /tmp/fakelogs/reward.txt'
+	[ "$output" = 0 ] || fail_with "the agent's loop is not running: $output"
 }
 
 @test "rollout: agent root cannot read the verifier's environ, root or fds, nor ptrace it" {
