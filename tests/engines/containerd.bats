@@ -43,8 +43,12 @@ load helpers
 	assert_status 0
 	run cr task ls
 	[[ "$output" =~ $NAME[[:space:]]+[0-9]+[[:space:]]+PAUSED ]] || fail_with "task ls: $output"
+	local pid
+	pid=$(awk -v n="$NAME" '$1 == n { print $2 }' <<<"$output")
+	[ "$(freezer_state "$pid")" = FROZEN ] || fail_with "paused, but the cgroup is $(freezer_state "$pid")"
 	run cr task resume "$NAME"
 	assert_status 0
+	[ "$(freezer_state "$pid")" = THAWED ] || fail_with "resumed, but the cgroup is $(freezer_state "$pid")"
 	run cr task exec --exec-id e3 "$NAME" true
 	assert_status 0
 
@@ -129,8 +133,10 @@ load helpers
 	run cr task exec --exec-id x1 "$NAME" /no/such/command
 	[ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail_with "status $status: $output"
 	[[ "$output" == *'/no/such/command'* ]] || fail_with "output: $output"
+	# ctr resolves --user itself: its own error, at once.
 	run cr task exec --exec-id x2 --user nosuchuser "$NAME" true
 	[ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail_with "status $status: $output"
+	[[ "$output" == *"no users found"* ]] || fail_with "output: $output"
 	run cr task exec --exec-id x3 "$NAME" echo still-here
 	assert_status 0
 	[ "$output" = still-here ]

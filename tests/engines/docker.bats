@@ -109,12 +109,16 @@ drun() { dk run --runtime proctor "$@"; }
 	track_name "$NAME"
 	run drun -d --name "$NAME" "$(image busybox)" sleep 1000
 	assert_status 0
+	local pid
+	pid=$(dk inspect -f '{{.State.Pid}}' "$NAME")
 	run dk pause "$NAME"
 	assert_status 0
 	[ "$(dk inspect -f '{{.State.Status}}' "$NAME")" = paused ]
+	[ "$(freezer_state "$pid")" = FROZEN ] || fail_with "paused, but the cgroup is $(freezer_state "$pid")"
 	run dk unpause "$NAME"
 	assert_status 0
 	[ "$(dk inspect -f '{{.State.Status}}' "$NAME")" = running ]
+	[ "$(freezer_state "$pid")" = THAWED ] || fail_with "unpaused, but the cgroup is $(freezer_state "$pid")"
 	run dk exec "$NAME" true
 	assert_status 0
 }

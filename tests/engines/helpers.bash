@@ -108,6 +108,23 @@ need_image() {
 	esac || require_or_skip "no image $ref in $ENGINE: run tests/images.sh"
 }
 
+# freezer_state PID: FROZEN or THAWED, read from the cgroup of host process
+# PID (the v1 freezer when mounted, else cgroup2's cgroup.freeze).
+freezer_state() {
+	local path
+	path=$(sed -n 's/^[0-9]*:freezer://p' "/proc/$1/cgroup")
+	if [ -n "$path" ] && [ -f "/sys/fs/cgroup/freezer$path/freezer.state" ]; then
+		cat "/sys/fs/cgroup/freezer$path/freezer.state"
+		return
+	fi
+	path=$(sed -n 's/^0:://p' "/proc/$1/cgroup")
+	case $(cat "/sys/fs/cgroup$path/cgroup.freeze" 2>/dev/null) in
+	1) echo FROZEN ;;
+	0) echo THAWED ;;
+	*) echo "no freezer for pid $1" ;;
+	esac
+}
+
 # track_name NAME: teardown removes container NAME.
 track_name() { NAMES+=("$1"); }
 
