@@ -53,11 +53,14 @@ gen_caps (yajl_gen g)
 
 static const char *const hooks[] = { "prestart", "createRuntime", "createContainer", "startContainer",
                                      "poststart", "poststop", NULL };
+/* Every option src/linux/mount.c knows (its option table), sorted. */
 static const char *const mount_opts[] = {
-  "async", "atime", "bind", "defaults", "dev", "diratime", "dirsync", "exec", "mand", "noatime", "nodev",
-  "nodiratime", "noexec", "nomand", "norelatime", "nostrictatime", "nosuid", "nosymfollow", "private",
-  "rbind", "relatime", "remount", "ro", "rprivate", "rshared", "rslave", "runbindable", "rw", "shared",
-  "slave", "strictatime", "suid", "sync", "unbindable", NULL
+  "async",      "atime",      "bind",       "defaults",  "dev",           "diratime",   "dirsync",  "exec",
+  "idmap",      "iversion",   "lazytime",   "loud",      "mand",          "noatime",    "nodev",    "nodiratime",
+  "noexec",     "noiversion", "nolazytime", "nomand",    "norelatime",    "nostrictatime", "nosuid", "nosymfollow",
+  "private",    "rbind",      "relatime",   "remount",   "ridmap",        "ro",         "rprivate", "rshared",
+  "rslave",     "runbindable", "rw",        "shared",    "silent",        "slave",      "strictatime", "suid",
+  "symfollow",  "sync",       "tmpcopyup",  "unbindable", NULL
 };
 static const char *const namespaces[] = { "cgroup", "ipc", "mount", "network", "pid", "time", "user", "uts", NULL };
 static const char *const actions[] = { "SCMP_ACT_ALLOW", "SCMP_ACT_ERRNO", "SCMP_ACT_KILL", "SCMP_ACT_KILL_PROCESS",
@@ -102,8 +105,14 @@ run_features (struct pr_global *g, int argc, char **argv)
   yajl_gen_bool (y, 1);
   GS (y, "v2");
   yajl_gen_bool (y, 1);
+  /* Whether the systemd cgroup driver is built in (runc's meaning); it
+   * still needs systemd running when a container asks for it. */
   GS (y, "systemd");
+#ifdef HAVE_SYSTEMD
+  yajl_gen_bool (y, 1);
+#else
   yajl_gen_bool (y, 0);
+#endif
   GS (y, "systemdUser");
   yajl_gen_bool (y, 0);
   yajl_gen_map_close (y);

@@ -24,6 +24,7 @@
 #include "../cgroup/cgroup.h"
 #include "../config/config.h"
 #include "../linux/caps.h"
+#include "../linux/idmount.h"
 #include "../linux/mount.h"
 #include "../linux/namespace.h"
 #include "../linux/seccomp.h"
@@ -193,6 +194,8 @@ validate_config (struct create_ctx *c, pr_error **err)
       if (r < 0)
         return pr_error_wrap (err, "config.json: mounts[%zu] (%s)", i, cfg->mounts[i].destination);
     }
+  if (pr_idmount_validate (cfg, err) < 0)
+    return -1;
   if (cfg->process.terminal && c->o->console_socket == NULL && !c->o->local_tty)
     return pr_error_invalid (err, "cannot allocate tty if proctor will detach without setting console socket");
   if (!cfg->process.terminal && c->o->console_socket != NULL)

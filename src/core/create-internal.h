@@ -42,6 +42,7 @@ struct create_ctx
   char *state_json;    /* runtime-spec state, given to hooks */
   struct pr_rollout *rollout; /* non-NULL for a rollout container */
   int listen_fds;      /* socket-activation fds passed through (LISTEN_FDS) */
+  int *idmount_fds;    /* stage 1's idmapped mount clones (idmount.h), or NULL */
 };
 
 /* Stage 1 of create, in the forked child: joins and creates the

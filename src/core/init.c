@@ -11,6 +11,7 @@
 #include "log.h"
 #include "sync.h"
 #include "util.h"
+#include "../linux/idmount.h"
 #include "../linux/mount.h"
 #include "../linux/namespace.h"
 #include "../linux/netlink.h"
@@ -73,6 +74,7 @@ container_init (struct create_ctx *c)
     .in_userns = pr_config_namespace (cfg, CLONE_NEWUSER) != NULL,
     .new_cgroupns = (c->new_flags & CLONE_NEWCGROUP) != 0,
     .no_pivot = c->o->no_pivot,
+    .idmount_fds = c->idmount_fds,
   };
 
   if (pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
@@ -172,6 +174,10 @@ pr_create_stage1 (struct create_ctx *c)
     close (c->local_console);
   if (pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
     _exit (1);
+  /* Idmapped clones need the runtime's own user namespace: before any
+   * namespace is joined or made.  The init inherits the fds. */
+  if (pr_idmount_open (cfg, &c->idmount_fds, &err) < 0)
+    child_fail (c, err);
   if (pr_ns_join (cfg, c->ns_fds, true, &err) < 0 || pr_ns_join (cfg, c->ns_fds, false, &err) < 0)
     child_fail (c, err);
   if (c->new_flags & CLONE_NEWUSER)

@@ -17,6 +17,11 @@
 #define BIND_ATTR_FLAGS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME \
                          | MS_RELATIME | MS_STRICTATIME | MS_NOSYMFOLLOW)
 
+/* Frees what pr_mount_parse_options allocated in f (the data string); for
+ * _cleanup_mount_flags_.  Never fails.  (mount.c) */
+void mount_flags_free (struct pr_mount_flags *f);
+#define _cleanup_mount_flags_ __attribute__ ((cleanup (mount_flags_free)))
+
 /* Appends opt to the comma-separated *data (NULL means empty), replacing
  * *data with a new allocation.  Aborts on out-of-memory; never fails.
  * (mount.c) */

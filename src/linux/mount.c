@@ -20,6 +20,7 @@
 #include "../core/log.h"
 #include "../core/util.h"
 #include "devices.h"
+#include "idmount.h"
 #include "lsm.h"
 #include "mount-internal.h"
 #include "safepath.h"
@@ -151,13 +152,12 @@ pr_mount_parse_options (char *const *options, struct pr_mount_flags *out, pr_err
   return 0;
 }
 
-static void
+void
 mount_flags_free (struct pr_mount_flags *f)
 {
   free (f->data);
   f->data = NULL;
 }
-#define _cleanup_mount_flags_ __attribute__ ((cleanup (mount_flags_free)))
 
 static bool
 has_option (char *const *options, const char *name)
@@ -503,8 +503,8 @@ do_fs_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *
 }
 
 static int
-do_mount (int rootfd, const struct pr_config *cfg, const struct pr_mount *m, const struct pr_rootfs_opts *o,
-          pr_error **err)
+do_mount (int rootfd, const struct pr_config *cfg, const struct pr_mount *m, int idmount_fd,
+          const struct pr_rootfs_opts *o, pr_error **err)
 {
   if (m->destination == NULL || m->destination[0] != '/')
     return pr_error_invalid (err, "mount destination `%s` is not absolute", m->destination ? m->destination : "");
@@ -512,8 +512,13 @@ do_mount (int rootfd, const struct pr_config *cfg, const struct pr_mount *m, con
   _cleanup_mount_flags_ struct pr_mount_flags f;
   if (pr_mount_parse_options (m->options, &f, err) < 0)
     return -1;
-  if (f.idmap || m->n_uid_mappings || m->n_gid_mappings)
-    return pr_error_set (err, ENOTSUP, "mount to `%s`: idmapped mounts are not supported yet", m->destination);
+  if (pr_idmount_wanted (m))
+    {
+      /* Made in stage 1, in the runtime's user namespace (idmount.h). */
+      if (idmount_fd < 0)
+        return pr_error_set (err, EINVAL, "idmapped mount to `%s`: no idmapped source was prepared", m->destination);
+      return pr_idmount_attach (rootfd, m, idmount_fd, err);
+    }
   if (has_option (m->options, "tmpcopyup") && (m->type == NULL || strcmp (m->type, "tmpfs") != 0))
     return pr_error_invalid (err, "mount to `%s`: option tmpcopyup needs type tmpfs", m->destination);
 
@@ -624,7 +629,8 @@ pr_rootfs_prepare (const struct pr_config *cfg, const struct pr_rootfs_opts *o, 
     {
       pr_debug ("mounting %s (%s) to %s", cfg->mounts[i].source ? cfg->mounts[i].source : "",
                 cfg->mounts[i].type ? cfg->mounts[i].type : "", cfg->mounts[i].destination);
-      if (do_mount (rootfd, cfg, &cfg->mounts[i], o, err) < 0)
+      int idfd = o->idmount_fds ? o->idmount_fds[i] : -1;
+      if (do_mount (rootfd, cfg, &cfg->mounts[i], idfd, o, err) < 0)
         return -1;
     }
 

@@ -27,6 +27,8 @@ struct pr_rootfs_opts
                            nodes are bind-mounted from the host, not mknod'ed */
   bool new_cgroupns;    /* cgroup mounts show the container's cgroupns root */
   bool no_pivot;        /* --no-pivot: MS_MOVE + chroot instead of pivot_root */
+  const int *idmount_fds; /* per cfg->mounts entry: its detached idmapped
+                             clone (idmount.h), -1 or NULL for none */
 };
 
 /* Makes / recursively private (or rslave per rootfsPropagation), bind-mounts

@@ -125,14 +125,21 @@ write_map (pid_t pid, const char *file, const struct pr_idmap *m, size_t n, pr_e
 }
 
 int
+pr_idmap_write_maps (pid_t pid, const struct pr_idmap *uids, size_t n_uids, const struct pr_idmap *gids,
+                     size_t n_gids, pr_error **err)
+{
+  if (write_map (pid, "uid_map", uids, n_uids, err) < 0)
+    return -1;
+  return write_map (pid, "gid_map", gids, n_gids, err);
+}
+
+int
 pr_idmap_write (pid_t pid, const struct pr_config *cfg, pr_error **err)
 {
   const struct pr_linux *l = &cfg->linux;
   if (l->n_uid_mappings == 0 || l->n_gid_mappings == 0)
     return pr_error_invalid (err, "a new user namespace needs linux.uidMappings and linux.gidMappings");
-  if (write_map (pid, "uid_map", l->uid_mappings, l->n_uid_mappings, err) < 0)
-    return -1;
-  return write_map (pid, "gid_map", l->gid_mappings, l->n_gid_mappings, err);
+  return pr_idmap_write_maps (pid, l->uid_mappings, l->n_uid_mappings, l->gid_mappings, l->n_gid_mappings, err);
 }
 
 int

@@ -34,6 +34,14 @@ int pr_ns_join (const struct pr_config *cfg, const int *fds, bool only_user, pr_
  * without a path). */
 int pr_ns_new_flags (const struct pr_config *cfg);
 
+/* Writes /proc/PID/uid_map and gid_map from the given mappings (each in
+ * one write(2), the only form the kernel accepts), for a process whose user
+ * namespace has no map yet.  Errors: open/write errno naming the file
+ * (EPERM when the caller lacks CAP_SETUID/CAP_SETGID over it, EINVAL for a
+ * map the kernel refuses: overlapping ranges, more than 340 lines). */
+int pr_idmap_write_maps (pid_t pid, const struct pr_idmap *uids, size_t n_uids, const struct pr_idmap *gids,
+                         size_t n_gids, pr_error **err);
+
 /* Writes /proc/PID/uid_map and gid_map from linux.uidMappings/gidMappings
  * (the runtime holds CAP_SETUID/CAP_SETGID in the parent namespace, so any
  * map the kernel accepts can be written).  Errors: write errno naming the

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # Mounts: tmpfs options, read-only binds, masked and readonly paths, a
-# read-only root, the default /dev, linux.devices, rootfs propagation.
+# read-only root, the default /dev, linux.devices, rootfs propagation,
+# rbind vs bind, bind flags, mqueue, --no-pivot, idmapped mounts.
 
 load helpers
 
@@ -210,4 +211,212 @@ prop_bundle() {
 	mount --bind "$TEST_DIR/subsrc" "$TEST_DIR/prop/sub"
 	wait_status "$CID" stopped 10
 	grep -qx seen "$TEST_DIR/$CID.out"
+}
+
+@test "rbind carries the source's submounts into the container; bind does not" {
+	setup_bundle busybox
+	mkdir -p "$TEST_DIR/src/sub" "$TEST_DIR/subsrc"
+	echo top >"$TEST_DIR/src/topfile"
+	echo in-submount >"$TEST_DIR/subsrc/marker"
+	mount --bind "$TEST_DIR/subsrc" "$TEST_DIR/src/sub"
+	cfg_set --arg s "$TEST_DIR/src" '.mounts += [
+		{"destination": "/rec", "type": "bind", "source": $s, "options": ["rbind"]},
+		{"destination": "/flat", "type": "bind", "source": $s, "options": ["bind"]}]'
+	cfg_args sh -c 'cat /rec/topfile /flat/topfile; echo "rec=$(cat /rec/sub/marker 2>/dev/null)";
+		echo "flat=$(ls /flat/sub)"; cat /proc/self/mountinfo'
+	run_ctr
+	assert_status 0
+	[ "${lines[0]}" = top ] && [ "${lines[1]}" = top ] || fail_with "$output"
+	echo "$output" | grep -qx rec=in-submount || fail_with "rbind lost the submount: $output"
+	# bind: the submount's mount point is there, empty, as on the source fs.
+	echo "$output" | grep -qx flat= || fail_with "bind carried the submount: $output"
+	[ -n "$(mountinfo_line /rec/sub)" ] || fail_with "no /rec/sub mount: $output"
+	[ -z "$(mountinfo_line /flat/sub)" ] || fail_with "a /flat/sub mount: $output"
+}
+
+@test "bind mount flags nosuid, nodev, noexec, ro: in mountinfo and enforced" {
+	setup_bundle busybox
+	mkdir -p "$TEST_DIR/src"
+	printf '#!/bin/sh\necho script-ran\n' >"$TEST_DIR/src/script"
+	chmod 755 "$TEST_DIR/src/script"
+	mknod "$TEST_DIR/src/null" c 1 3
+	chmod 666 "$TEST_DIR/src/null"
+	# The same source twice: /plain shows that the failures on /locked come
+	# from its flags and not from the files.
+	cfg_set --arg s "$TEST_DIR/src" '.mounts += [
+		{"destination": "/locked", "type": "bind", "source": $s, "options": ["bind", "nosuid", "nodev", "noexec", "ro"]},
+		{"destination": "/plain", "type": "bind", "source": $s, "options": ["bind"]}]
+		| .linux.resources.devices += [{"allow": true, "type": "c", "major": 1, "minor": 3, "access": "rwm"}]'
+	cfg_args sh -c 'cat /proc/self/mountinfo
+		/plain/script; echo plain-exec=$?; /locked/script 2>/dev/null; echo locked-exec=$?
+		echo x >/plain/null; echo plain-dev=$?; echo x 2>/dev/null >/locked/null; echo locked-dev=$?
+		touch /locked/new 2>/dev/null; echo locked-write=$?'
+	run_ctr
+	assert_status 0
+	line=$(mountinfo_line /locked)
+	[ -n "$line" ] || fail_with "no /locked in mountinfo: $output"
+	opts=$(echo "$line" | awk '{ print $6 }')
+	for o in ro nosuid nodev noexec; do
+		[[ ",$opts," == *",$o,"* ]] || fail_with "missing $o in $line"
+	done
+	opts=$(mountinfo_line /plain | awk '{ print $6 }')
+	for o in ro nosuid nodev noexec; do
+		[[ ",$opts," != *",$o,"* ]] || fail_with "/plain has $o: $opts"
+	done
+	echo "$output" | grep -qx script-ran
+	echo "$output" | grep -qx plain-exec=0
+	# sh reports a file it may not execute with 126.
+	echo "$output" | grep -qx locked-exec=126 || fail_with "noexec not enforced: $output"
+	echo "$output" | grep -qx plain-dev=0
+	echo "$output" | grep -qx locked-dev=1 || fail_with "nodev not enforced: $output"
+	echo "$output" | grep -qx locked-write=1 || fail_with "ro not enforced: $output"
+	[ ! -e "$TEST_DIR/src/new" ]
+}
+
+@test "mqueue at /dev/mqueue: the container's own message queue filesystem" {
+	setup_bundle busybox
+	# The default spec has it; make sure it is there whatever the spec says.
+	cfg_set '.mounts = [.mounts[] | select(.destination != "/dev/mqueue")]
+		+ [{"destination": "/dev/mqueue", "type": "mqueue", "source": "mqueue", "options": ["nosuid", "noexec", "nodev"]}]'
+	cfg_args sh -c 'cat /proc/self/mountinfo; echo "before=$(ls /dev/mqueue)"; touch /dev/mqueue/prtq && cat /dev/mqueue/prtq'
+	run_ctr
+	assert_status 0
+	line=$(mountinfo_line /dev/mqueue)
+	[[ "$line" == *" - mqueue "* ]] || fail_with "/dev/mqueue is not mqueue: $line"
+	# Creating a file there makes a POSIX queue, which reads back its
+	# attributes: only mqueue does that.
+	echo "$output" | grep -q '^QSIZE:0 ' || fail_with "$output"
+	# A new ipc namespace each time: the queue made above is not there again.
+	echo "$output" | grep -qx before= || fail_with "$output"
+	run_ctr
+	assert_status 0
+	echo "$output" | grep -qx before= || fail_with "a queue of the earlier container is visible: $output"
+}
+
+@test "create --no-pivot: the container sees only its rootfs" {
+	setup_bundle busybox
+	echo rootfs-marker >"$ROOTFS/prt-marker"
+	cfg_set '.root.readonly = false'
+	cfg_args sh -c 'cat /prt-marker; ls -d '"$TEST_DIR"' /work 2>&1; awk "\$5 == \"/\"" /proc/self/mountinfo;
+		echo x >/written && echo written; exec sleep 1000'
+	create_ctr "$CID" --no-pivot
+	pid=$(state_of "$CID" pid)
+	# The process root is the rootfs (same directory as the host's view).
+	[ "$(stat -L -c %d:%i "/proc/$pid/root/")" = "$(stat -c %d:%i "$ROOTFS/")" ] ||
+		fail_with "root of the init is not the rootfs"
+	pr start "$CID"
+	wait_file "$TEST_DIR/$CID.out"
+	for i in $(seq 50); do grep -qx written "$TEST_DIR/$CID.out" && break; sleep 0.1; done
+	out=$(cat "$TEST_DIR/$CID.out")
+	[ "$(head -n 1 <<<"$out")" = rootfs-marker ] || fail_with "$out"
+	# Nothing of the host's tree: not the test dir, not /work.
+	grep -q "$TEST_DIR: No such file or directory" <<<"$out" || fail_with "host dir visible: $out"
+	grep -q "/work: No such file or directory" <<<"$out" || fail_with "host /work visible: $out"
+	# "/" in mountinfo is the rootfs: the bundle's rootfs dir of its
+	# filesystem (field 4 is relative to that filesystem's root).
+	root=$(awk '$5 == "/" { print $4 }' <<<"$out" | tail -n 1)
+	[[ "$root" == */"${TEST_DIR##*/}"/bundle/rootfs ]] || fail_with "root mount: $out"
+	grep -qx written <<<"$out"
+	[ "$(cat "$ROOTFS/written")" = x ]
+	pr delete -f "$CID"
+	assert_no_leftovers "$CID"
+}
+
+# idmap_mount DEST SOURCE OPTIONS_JSON [MAPPINGS_JSON]: appends a bind
+# mount with those options (and uidMappings/gidMappings both set to
+# MAPPINGS_JSON when given) to config.json.
+idmap_mount() {
+	cfg_set --arg d "$1" --arg s "$2" --argjson o "$3" --argjson m "${4:-null}" \
+		'.mounts += [{"destination": $d, "type": "bind", "source": $s, "options": $o}
+			+ (if $m == null then {} else {"uidMappings": $m, "gidMappings": $m} end)]'
+}
+
+@test "idmapped bind mount with its own mappings shifts owners both ways" {
+	setup_bundle busybox
+	mkdir -p "$TEST_DIR/src"
+	echo data >"$TEST_DIR/src/by-root"
+	chown 0:0 "$TEST_DIR/src" "$TEST_DIR/src/by-root"
+	chmod 0755 "$TEST_DIR/src"
+	# On-disk id N shows as 1000 + N through the mount.
+	idmap_mount /idm "$TEST_DIR/src" '["bind", "idmap"]' '[{"containerID": 0, "hostID": 1000, "size": 65536}]'
+	# A plain bind of the same directory, for contrast.
+	cfg_set --arg s "$TEST_DIR/src" '.mounts += [{"destination": "/plain", "type": "bind", "source": $s, "options": ["bind"]}]'
+	cfg_set '.process.user = {"uid": 1000, "gid": 1000}'
+	cfg_args sh -c 'stat -c "%u:%g" /idm/by-root /plain/by-root; echo new > /idm/by-1000 && echo wrote; (echo x > /plain/by-1000) 2>/dev/null || echo plain-refused'
+	run_ctr
+	assert_status 0
+	[ "$output" = "1000:1000
+0:0
+wrote
+plain-refused" ] || fail_with "$output"
+	# uid 1000 through the mount is on-disk 0.
+	[ "$(stat -c %u:%g "$TEST_DIR/src/by-1000")" = 0:0 ] || fail_with "on disk: $(stat -c %u:%g "$TEST_DIR/src/by-1000")"
+}
+
+@test "idmap without mappings uses the container's user namespace" {
+	setup_bundle busybox
+	chown -R 100000:100000 "$ROOTFS"
+	cfg_set '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	mkdir -p "$TEST_DIR/src"
+	echo data >"$TEST_DIR/src/f"
+	chown 0:0 "$TEST_DIR/src" "$TEST_DIR/src/f"
+	idmap_mount /idm "$TEST_DIR/src" '["rbind", "idmap"]'
+	cfg_set --arg s "$TEST_DIR/src" '.mounts += [{"destination": "/plain", "type": "bind", "source": $s, "options": ["rbind"]}]'
+	cfg_args sh -c 'stat -c "%u:%g" /idm/f /plain/f; echo new > /idm/new && echo wrote'
+	run_ctr
+	assert_status 0
+	# Host root's files are the container root's through the idmapped mount,
+	# and nobody's through the plain one.
+	[ "$output" = "0:0
+65534:65534
+wrote" ] || fail_with "$output"
+	[ "$(stat -c %u:%g "$TEST_DIR/src/new")" = 0:0 ]
+}
+
+@test "ridmap maps the submounts of an rbind, idmap only its top" {
+	setup_bundle busybox
+	mkdir -p "$TEST_DIR/src/sub" "$TEST_DIR/other"
+	echo top >"$TEST_DIR/src/top"
+	echo sub >"$TEST_DIR/other/f"
+	chown 0:0 "$TEST_DIR/src/top" "$TEST_DIR/other/f"
+	mount --bind "$TEST_DIR/other" "$TEST_DIR/src/sub"
+	local m='[{"containerID": 0, "hostID": 2000, "size": 65536}]'
+	idmap_mount /r "$TEST_DIR/src" '["rbind", "ridmap"]' "$m"
+	idmap_mount /i "$TEST_DIR/src" '["rbind", "idmap"]' "$m"
+	cfg_args sh -c 'stat -c "%u" /r/top /r/sub/f /i/top /i/sub/f'
+	run_ctr
+	umount "$TEST_DIR/src/sub"
+	assert_status 0
+	[ "$output" = "2000
+2000
+2000
+0" ] || fail_with "$output"
+}
+
+@test "idmapped mounts that cannot be made fail create clearly and leave nothing" {
+	setup_bundle busybox
+	mkdir -p "$TEST_DIR/src"
+	local base m='[{"containerID": 0, "hostID": 1000, "size": 65536}]'
+	base=$(cat "$BUNDLE/config.json")
+	local -a cases=(
+		'tmpfs|.mounts += [{"destination": "/idm", "type": "tmpfs", "source": "tmpfs", "options": ["idmap"], "uidMappings": $m, "gidMappings": $m}]|idmapped mounts must be bind mounts'
+		'uid only|.mounts += [{"destination": "/idm", "type": "bind", "source": $s, "options": ["bind", "idmap"], "uidMappings": $m}]|uidMappings and gidMappings go together'
+		'no mapping, no userns|.mounts += [{"destination": "/idm", "type": "bind", "source": $s, "options": ["bind", "idmap"]}]|idmap without uidMappings/gidMappings needs a user namespace'
+		'missing source|.mounts += [{"destination": "/idm", "type": "bind", "source": ($s + "/nope"), "options": ["bind", "idmap"], "uidMappings": $m, "gidMappings": $m}]|open_tree: no such file or directory'
+	)
+	local entry name filter want
+	for entry in "${cases[@]}"; do
+		IFS='|' read -r name filter want <<<"$entry"
+		jq --arg s "$TEST_DIR/src" --argjson m "$m" "$filter" <<<"$base" >"$BUNDLE/config.json"
+		cfg_args echo ran
+		track_id "$CID"
+		run --separate-stderr pr run --bundle "$BUNDLE" "$CID" </dev/null
+		[ "$status" -ne 0 ] || fail_with "$name: run succeeded: $output"
+		[ "$output" != ran ] || fail_with "$name: the process ran"
+		assert_one_error_line
+		[[ "$stderr" == *"$want"* ]] || fail_with "$name: $stderr"
+		assert_no_leftovers "$CID"
+	done
 }

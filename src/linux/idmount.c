@@ -1,0 +1,229 @@
+/* idmount.c - idmapped bind mounts: validation, the detached idmapped
+ * clones made in the runtime's namespaces, and their attachment inside the
+ * rootfs (see idmount.h). */
+#define _GNU_SOURCE
+#include "idmount.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../core/util.h"
+#include "mount-internal.h"
+#include "namespace.h"
+#include "safepath.h"
+
+static bool
+has_opt (char *const *options, const char *name)
+{
+  for (size_t i = 0; options && options[i]; i++)
+    if (strcmp (options[i], name) == 0)
+      return true;
+  return false;
+}
+
+bool
+pr_idmount_wanted (const struct pr_mount *m)
+{
+  return has_opt (m->options, "idmap") || has_opt (m->options, "ridmap") || m->n_uid_mappings > 0
+         || m->n_gid_mappings > 0;
+}
+
+static bool
+is_bind (const struct pr_mount *m)
+{
+  return has_opt (m->options, "bind") || has_opt (m->options, "rbind") || (m->type && strcmp (m->type, "bind") == 0);
+}
+
+int
+pr_idmount_validate (const struct pr_config *cfg, pr_error **err)
+{
+  const struct pr_namespace *user = pr_config_namespace (cfg, CLONE_NEWUSER);
+  for (size_t i = 0; i < cfg->n_mounts; i++)
+    {
+      const struct pr_mount *m = &cfg->mounts[i];
+      if (!pr_idmount_wanted (m))
+        continue;
+      const char *d = m->destination ? m->destination : "";
+      if (!is_bind (m))
+        return pr_error_invalid (err, "config.json: mounts[%zu] (%s): idmapped mounts must be bind mounts", i, d);
+      if ((m->n_uid_mappings > 0) != (m->n_gid_mappings > 0))
+        return pr_error_invalid (err, "config.json: mounts[%zu] (%s): uidMappings and gidMappings go together", i,
+                                 d);
+      /* runtime-spec: without mappings of its own the mount MAY use the
+       * container's user namespace mapping; with no user namespace either,
+       * an error MUST be returned. */
+      if (m->n_uid_mappings == 0 && user == NULL)
+        return pr_error_invalid (err,
+                                 "config.json: mounts[%zu] (%s): idmap without uidMappings/gidMappings needs a "
+                                 "user namespace",
+                                 i, d);
+    }
+  return 0;
+}
+
+/* A user namespace holding the given maps, as an fd: a child is cloned
+ * straight into a new user namespace, its maps written from here (the
+ * runtime is privileged over it), and its /proc/PID/ns/user opened before
+ * it exits.  The namespace lives on through the fd. */
+static int
+userns_with_maps (const struct pr_idmap *uids, size_t n_uids, const struct pr_idmap *gids, size_t n_gids, int *out,
+                  pr_error **err)
+{
+  int hold[2];
+  if (pipe2 (hold, O_CLOEXEC) < 0)
+    return pr_error_set (err, errno, "pipe");
+  pid_t pid = (pid_t) syscall (SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
+  if (pid < 0)
+    {
+      int e = errno;
+      close (hold[0]);
+      close (hold[1]);
+      return pr_error_set (err, e, "clone a user namespace for an idmapped mount");
+    }
+  if (pid == 0)
+    {
+      char b;
+      close (hold[1]);
+      /* Wait until the parent has opened our namespace (EOF). */
+      while (read (hold[0], &b, 1) < 0 && errno == EINTR)
+        ;
+      _exit (0);
+    }
+  close (hold[0]);
+  int r = pr_idmap_write_maps (pid, uids, n_uids, gids, n_gids, err);
+  if (r == 0)
+    r = pr_ns_open_pid (pid, CLONE_NEWUSER, out, err);
+  close (hold[1]);
+  while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  return r;
+}
+
+/* The user namespace whose mapping mount m uses: its own mappings, else
+ * the container's (the namespace it joins by path, or one made with the
+ * same maps as the one it will create).  *cached keeps the container's
+ * for the next mount. */
+static int
+mapping_userns (const struct pr_config *cfg, const struct pr_mount *m, int *cached, int *out, pr_error **err)
+{
+  if (m->n_uid_mappings > 0)
+    return userns_with_maps (m->uid_mappings, m->n_uid_mappings, m->gid_mappings, m->n_gid_mappings, out, err);
+  if (*cached < 0)
+    {
+      const struct pr_namespace *user = pr_config_namespace (cfg, CLONE_NEWUSER);
+      if (user && user->path)
+        {
+          *cached = open (user->path, O_RDONLY | O_CLOEXEC);
+          if (*cached < 0)
+            return pr_error_set (err, errno, "open user namespace `%s`", user->path);
+        }
+      else if (userns_with_maps (cfg->linux.uid_mappings, cfg->linux.n_uid_mappings, cfg->linux.gid_mappings,
+                                 cfg->linux.n_gid_mappings, cached, err)
+               < 0)
+        return -1;
+    }
+  *out = dup (*cached);
+  if (*out < 0)
+    return pr_error_set (err, errno, "dup");
+  return 0;
+}
+
+static int
+open_one (const struct pr_config *cfg, const struct pr_mount *m, int *cached_userns, int *fd_out, pr_error **err)
+{
+  bool rbind = has_opt (m->options, "rbind");
+  bool ridmap = has_opt (m->options, "ridmap");
+  const char *src = m->source && *m->source ? m->source : "";
+
+  /* The source is a host path, relative ones to the bundle (the current
+   * directory), trusted like any bind source. */
+  _cleanup_close_ int tree
+      = (int) syscall (SYS_open_tree, AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (rbind ? AT_RECURSIVE : 0));
+  if (tree < 0)
+    return pr_error_set (err, errno, "idmapped mount `%s` to `%s`: open_tree", src, m->destination);
+  _cleanup_close_ int userns = -1;
+  if (mapping_userns (cfg, m, cached_userns, &userns, err) < 0)
+    return pr_error_wrap (err, "idmapped mount `%s` to `%s`", src, m->destination);
+  struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t) userns };
+  if (syscall (SYS_mount_setattr, tree, "", AT_EMPTY_PATH | (ridmap ? AT_RECURSIVE : 0), &attr, sizeof attr) < 0)
+    {
+      if (errno == EINVAL)
+        return pr_error_set (err, errno, "idmapped mount `%s` to `%s`: the filesystem cannot be idmapped", src,
+                             m->destination);
+      return pr_error_set (err, errno, "idmapped mount `%s` to `%s`: mount_setattr", src, m->destination);
+    }
+  *fd_out = tree;
+  tree = -1;
+  return 0;
+}
+
+int
+pr_idmount_open (const struct pr_config *cfg, int **fds_out, pr_error **err)
+{
+  *fds_out = NULL;
+  bool any = false;
+  for (size_t i = 0; i < cfg->n_mounts && !any; i++)
+    any = pr_idmount_wanted (&cfg->mounts[i]);
+  if (!any)
+    return 0;
+
+  int *fds = xmalloc0 (cfg->n_mounts * sizeof *fds);
+  for (size_t i = 0; i < cfg->n_mounts; i++)
+    fds[i] = -1;
+  _cleanup_close_ int cached_userns = -1;
+  for (size_t i = 0; i < cfg->n_mounts; i++)
+    {
+      if (!pr_idmount_wanted (&cfg->mounts[i]))
+        continue;
+      if (open_one (cfg, &cfg->mounts[i], &cached_userns, &fds[i], err) < 0)
+        {
+          for (size_t j = 0; j < i; j++)
+            if (fds[j] >= 0)
+              close (fds[j]);
+          free (fds);
+          return -1;
+        }
+    }
+  *fds_out = fds;
+  return 0;
+}
+
+int
+pr_idmount_attach (int rootfd, const struct pr_mount *m, int fd, pr_error **err)
+{
+  _cleanup_mount_flags_ struct pr_mount_flags f;
+  if (pr_mount_parse_options (m->options, &f, err) < 0)
+    return -1;
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return pr_error_set (err, errno, "idmapped mount to `%s`: stat the source", m->destination);
+
+  _cleanup_close_ int target = -1;
+  if (pr_safe_create_target (rootfd, m->destination, S_ISDIR (st.st_mode), &target, err) < 0)
+    return pr_error_wrap (err, "idmapped mount to `%s`", m->destination);
+  if (syscall (SYS_move_mount, fd, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return pr_error_set (err, errno, "idmapped mount to `%s`: move_mount", m->destination);
+
+  if ((f.flags | f.clear_flags) & BIND_ATTR_FLAGS)
+    {
+      /* target names the covered directory: reopen to reach the mount. */
+      _cleanup_close_ int mnt = -1;
+      if (pr_safe_open (rootfd, m->destination, O_PATH, 0, &mnt, err) < 0)
+        return -1;
+      char p[32];
+      pr_fd_path (mnt, p, sizeof p);
+      if (bind_remount (mnt, p, f.flags & BIND_ATTR_FLAGS, f.clear_flags & BIND_ATTR_FLAGS, f.recursive,
+                        m->destination, err)
+          < 0)
+        return -1;
+    }
+  return apply_propagation (rootfd, m->destination, f.propagation, err);
+}

@@ -1,0 +1,51 @@
+/* idmount.h - idmapped bind mounts (runtime-spec config.md "Mounts":
+ * the idmap and ridmap options, a mount's uidMappings and gidMappings;
+ * mount_setattr(2) MOUNT_ATTR_IDMAP).
+ *
+ * An idmapped mount can only be made by a process privileged over the
+ * filesystem's user namespace (the host's), and a container's init runs in
+ * its own user namespace by the time it mounts.  So the work is split:
+ * pr_idmount_open runs in stage 1 of create, still in the runtime's user
+ * and mount namespaces, and makes a detached, idmapped clone of each such
+ * bind source; the init attaches those clones inside the rootfs with
+ * pr_idmount_attach, like any other bind mount. */
+#ifndef PROCTOR_IDMOUNT_H
+#define PROCTOR_IDMOUNT_H
+
+#include <stdbool.h>
+
+#include "../config/config.h"
+#include "../core/error.h"
+
+/* True when mount m asks to be idmapped: an "idmap" or "ridmap" option, or
+ * uidMappings/gidMappings of its own. */
+bool pr_idmount_wanted (const struct pr_mount *m);
+
+/* Checks every idmapped mount of cfg before anything is created: it is a
+ * bind mount (bind/rbind option or type "bind"); uidMappings and
+ * gidMappings come together; without them the container has a user
+ * namespace whose mappings can be used (a new one with linux.uidMappings,
+ * or one joined by path).  Returns 0, or -1 with EINVAL naming the mount
+ * index and destination. */
+int pr_idmount_validate (const struct pr_config *cfg, pr_error **err);
+
+/* In the runtime's user and mount namespaces: for each idmapped entry of
+ * cfg->mounts, clones its bind source into a detached mount
+ * (open_tree(2) OPEN_TREE_CLONE, AT_RECURSIVE for rbind) and sets
+ * MOUNT_ATTR_IDMAP on it (AT_RECURSIVE for ridmap) with a user namespace
+ * holding the mount's mappings, or the container's.  *fds_out gets
+ * cfg->n_mounts fds (O_CLOEXEC; -1 for mounts that are not idmapped; NULL
+ * when none is), to be closed by the caller.  Errors: open_tree errno
+ * naming the source; mount_setattr errno (EINVAL: the filesystem cannot be
+ * idmapped; ENOSYS: kernel before 5.12); clone/uid_map errors making the
+ * mapping's user namespace. */
+int pr_idmount_open (const struct pr_config *cfg, int **fds_out, pr_error **err);
+
+/* In the container's mount namespace: attaches the detached mount fd at
+ * m->destination inside rootfd (created as a directory or file like the
+ * source, never following a symlink out of the rootfs), then applies the
+ * mount's flags (ro, nosuid, nodev, noexec, atime) and propagation.
+ * Errors: move_mount errno, and those of the target's creation. */
+int pr_idmount_attach (int rootfd, const struct pr_mount *m, int fd, pr_error **err);
+
+#endif
