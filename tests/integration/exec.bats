@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # exec into a running container: namespaces, env, cwd, user, --process,
-# exit codes, --detach, and a tty through --console-socket.
+# exit codes, --detach, a tty through --console-socket, --cap and
+# --no-new-privs.
 
 load helpers
 
@@ -185,4 +186,54 @@ start_sleeper() {
 	out=$(tr -d '\r' <"$TEST_DIR/tty.out")
 	echo "$out" | grep -Eqx '/dev/pts/[0-9]+' || fail_with "tty printed: $out"
 	echo "$out" | grep -qx done
+}
+
+# cap_mask FIELD: the Cap* line FIELD of $output (a /proc/PID/status dump)
+# as a number.
+cap_mask() {
+	printf '%d' "0x$(echo "$output" | awk -v k="$1:" '$1 == k { print $2 }')"
+}
+
+@test "exec --cap adds the capability to the exec'd process only" {
+	start_sleeper
+	# The config's sets lack CAP_CHOWN (bit 0): chown to another user fails.
+	[ "$(cfg_get '.process.capabilities.bounding | any(. == "CAP_CHOWN")')" = false ]
+	run pr exec "$CID" sh -c 'grep ^Cap /proc/self/status; touch /tmp/f; chown 1000 /tmp/f 2>/dev/null; echo rc=$?'
+	assert_status 0
+	for k in CapEff CapPrm CapBnd; do
+		[ $(($(cap_mask $k) & 1)) -eq 0 ] || fail_with "$k has CAP_CHOWN without --cap: $output"
+	done
+	[ "${lines[-1]}" = rc=1 ] || fail_with "$output"
+
+	run pr exec --cap CAP_CHOWN --cap CAP_SYS_ADMIN "$CID" sh -c 'grep ^Cap /proc/self/status; chown 1000 /tmp/f; echo rc=$?'
+	assert_status 0
+	# CAP_SYS_ADMIN is bit 21.
+	for k in CapEff CapPrm CapBnd; do
+		m=$(cap_mask $k)
+		[ $((m & 1)) -eq 1 ] && [ $(((m >> 21) & 1)) -eq 1 ] || fail_with "$k lacks an added cap: $output"
+	done
+	[ "${lines[-1]}" = rc=0 ] || fail_with "chown with --cap CAP_CHOWN: $output"
+	[ "$(stat -c %u "$ROOTFS/tmp/f")" = 1000 ]
+	# The init keeps the config's sets.
+	pid=$(state_of "$CID" pid)
+	[ $(($(printf '%d' "0x$(awk '$1 == "CapEff:" { print $2 }' "/proc/$pid/status")") & 1)) -eq 0 ] ||
+		fail_with "the init gained CAP_CHOWN"
+}
+
+@test "exec --no-new-privs sets NoNewPrivs: 1 for the exec'd process" {
+	setup_bundle busybox
+	cfg_set '.process.noNewPrivileges = false'
+	cfg_args sleep 1000
+	create_ctr
+	pr start "$CID"
+	wait_status "$CID" running
+	run pr exec "$CID" grep NoNewPrivs /proc/self/status
+	assert_status 0
+	[[ "$output" =~ ^NoNewPrivs:[[:space:]]+0$ ]] || fail_with "without the flag: $output"
+	run pr exec --no-new-privs "$CID" grep NoNewPrivs /proc/self/status
+	assert_status 0
+	[[ "$output" =~ ^NoNewPrivs:[[:space:]]+1$ ]] || fail_with "with --no-new-privs: $output"
+	# Only that process: the init is unchanged.
+	pid=$(state_of "$CID" pid)
+	grep -Eq '^NoNewPrivs:[[:space:]]+0$' "/proc/$pid/status"
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# Container lifecycle: create/start/kill/delete, run, list, state errors.
+# Container lifecycle: create/start/kill/delete, run, list, state and its
+# fields, state errors, features, --version.
 
 load helpers
 
@@ -133,7 +134,7 @@ load helpers
 	assert_no_leftovers "$CID"
 }
 
-@test "kill of a stopped container fails" {
+@test "kill of a stopped container fails with 'container not running'" {
 	setup_bundle busybox
 	cfg_args true
 	create_ctr
@@ -141,7 +142,14 @@ load helpers
 	wait_status "$CID" stopped
 	run --separate-stderr pr kill "$CID" KILL
 	[ "$status" -ne 0 ]
-	[ -n "$stderr" ]
+	# containerd's runc shim maps runc's "container not running" to
+	# not-found: the wording is part of the contract (SPEC section 1).
+	[[ "$stderr" == *"container not running"* ]] || fail_with "stderr: $stderr"
+	# And the shim reads it from the --log file's last error line.
+	run pr --log "$TEST_DIR/log.json" --log-format json kill "$CID" KILL
+	[ "$status" -ne 0 ]
+	msg=$(jq -r 'select(.level == "error") | .msg' "$TEST_DIR/log.json" | tail -n 1)
+	[[ "$msg" == *"container not running"* ]] || fail_with "log: $(cat "$TEST_DIR/log.json")"
 	# Still deletable afterwards.
 	pr delete "$CID"
 	assert_no_leftovers "$CID"
@@ -164,4 +172,133 @@ load helpers
 	run pr delete no-such-container-here
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"does not exist"* ]]
+}
+
+@test "state: every runtime-spec field, bundle and rootfs absolute, created RFC 3339, annotations" {
+	setup_bundle busybox
+	# A relative root.path and a relative --bundle: state must still give
+	# absolute paths (engines compare them with their own).
+	cfg_set '.root.path = "rootfs" | .annotations = {"org.example.prt": "value-1", "io.prt.other": "two"}'
+	cfg_args sleep 1000
+	track_id "$CID"
+	before=$(date -u +%s)
+	(cd "$TEST_DIR" && pr create --bundle bundle --pid-file "$TEST_DIR/pid" "$CID" \
+		</dev/null >"$TEST_DIR/out" 2>&1)
+	after=$(date -u +%s)
+	run --separate-stderr pr state "$CID"
+	assert_status 0
+	st=$output
+	echo "$st" | jq -e 'type == "object"' >/dev/null || fail_with "not JSON: $st"
+	for k in ociVersion id status pid bundle rootfs created owner annotations; do
+		echo "$st" | jq -e --arg k "$k" 'has($k)' >/dev/null || fail_with "state lacks $k: $st"
+	done
+	# The state follows the spec version the runtime says it implements.
+	spec=$("$PROCTOR" --version | sed -n 's/^spec: //p')
+	[ "$(echo "$st" | jq -r .ociVersion)" = "$spec" ] || fail_with "ociVersion vs spec: $spec: $st"
+	[ "$(echo "$st" | jq -r .id)" = "$CID" ]
+	[ "$(echo "$st" | jq -r .status)" = created ]
+	[ "$(echo "$st" | jq -r '.pid | type')" = number ]
+	[ "$(echo "$st" | jq -r .pid)" = "$(cat "$TEST_DIR/pid")" ]
+	[ "$(echo "$st" | jq -r .bundle)" = "$BUNDLE" ] || fail_with "bundle: $st"
+	[ "$(echo "$st" | jq -r .rootfs)" = "$ROOTFS" ] || fail_with "rootfs: $st"
+	[ "$(echo "$st" | jq -r '.owner | type')" = string ]
+	created=$(echo "$st" | jq -r .created)
+	[[ "$created" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$ ]] ||
+		fail_with "created is not RFC 3339: $created"
+	# And it is the time of this create, not of something else.
+	c=$(date -u -d "$created" +%s)
+	[ "$c" -ge "$before" ] && [ "$c" -le "$after" ] || fail_with "created $created not in [$before, $after]"
+	[ "$(echo "$st" | jq -S -c '.annotations')" = '{"io.prt.other":"two","org.example.prt":"value-1"}' ] ||
+		fail_with "annotations: $st"
+
+	# The same document once running: created does not move.
+	pr start "$CID"
+	wait_status "$CID" running
+	[ "$(state_of "$CID" created)" = "$created" ]
+	[ "$(state_of "$CID" pid)" = "$(cat "$TEST_DIR/pid")" ]
+}
+
+@test "features: valid JSON with the fields podman and containerd read, matching the kernel" {
+	run --separate-stderr pr features
+	assert_status 0
+	f=$output
+	echo "$f" | jq -e 'type == "object"' >/dev/null || fail_with "not JSON: $f"
+	has() { echo "$f" | jq -e --arg v "$2" "$1 | type == \"array\" and any(.[]; . == \$v)" >/dev/null; }
+
+	[ "$(echo "$f" | jq -r .ociVersionMin)" = 1.0.0 ] || fail_with "ociVersionMin: $f"
+	# ociVersionMax is the spec version --version names.
+	spec=$("$PROCTOR" --version | sed -n 's/^spec: //p')
+	[ "$(echo "$f" | jq -r .ociVersionMax)" = "$spec" ] || fail_with "ociVersionMax vs spec: $spec"
+
+	[ "$(echo "$f" | jq -r '.hooks | sort | join(",")')" = \
+		createContainer,createRuntime,poststart,poststop,prestart,startContainer ] || fail_with "hooks: $f"
+	# The options the mount tests use.
+	for o in bind rbind ro rw nosuid nodev noexec private rprivate shared rshared slave rslave idmap ridmap tmpcopyup; do
+		has .mountOptions "$o" || fail_with "mountOptions lacks $o"
+	done
+
+	# All eight namespace types, and so every one this kernel has.
+	[ "$(echo "$f" | jq -r '.linux.namespaces | sort | join(",")')" = \
+		cgroup,ipc,mount,network,pid,time,user,uts ] || fail_with "namespaces: $f"
+	for ns in /proc/self/ns/*; do
+		n=${ns##*/}
+		case $n in
+		*_for_children) continue ;;
+		mnt) n=mount ;;
+		net) n=network ;;
+		esac
+		has .linux.namespaces "$n" || fail_with "the kernel has $n namespaces, features does not list them"
+	done
+
+	# Every capability this kernel has (0..cap_last_cap), by name.
+	last=$(cat /proc/sys/kernel/cap_last_cap)
+	n=$(echo "$f" | jq -r '.linux.capabilities | unique | length')
+	[ "$n" -ge $((last + 1)) ] || fail_with "$n capabilities listed, the kernel has $((last + 1))"
+	for c in CAP_CHOWN CAP_KILL CAP_NET_ADMIN CAP_SYS_ADMIN CAP_SYS_CHROOT CAP_AUDIT_WRITE; do
+		has .linux.capabilities "$c" || fail_with "capabilities lack $c"
+	done
+	if command -v capsh >/dev/null; then
+		for c in $(capsh --decode="$(printf '0x%x' $(((1 << (last + 1)) - 1)))" | cut -d= -f2 | tr , ' '); do
+			has .linux.capabilities "${c^^}" || fail_with "the kernel has ${c^^}, features does not list it"
+		done
+	fi
+
+	echo "$f" | jq -e '.linux.cgroup | (.v1 == true) and (.v2 == true)' >/dev/null || fail_with "cgroup: $f"
+	echo "$f" | jq -e '.linux.seccomp.enabled == true' >/dev/null || fail_with "seccomp: $f"
+	for a in SCMP_ACT_ALLOW SCMP_ACT_ERRNO SCMP_ACT_KILL SCMP_ACT_KILL_PROCESS SCMP_ACT_KILL_THREAD \
+		SCMP_ACT_TRAP SCMP_ACT_TRACE SCMP_ACT_LOG SCMP_ACT_NOTIFY; do
+		has .linux.seccomp.actions "$a" || fail_with "seccomp actions lack $a"
+	done
+	[ "$(echo "$f" | jq -r '.linux.seccomp.operators | sort | join(",")')" = \
+		SCMP_CMP_EQ,SCMP_CMP_GE,SCMP_CMP_GT,SCMP_CMP_LE,SCMP_CMP_LT,SCMP_CMP_MASKED_EQ,SCMP_CMP_NE ] ||
+		fail_with "seccomp operators: $f"
+	case $(uname -m) in
+	x86_64) arch=SCMP_ARCH_X86_64 ;;
+	aarch64) arch=SCMP_ARCH_AARCH64 ;;
+	*) arch= ;;
+	esac
+	[ -z "$arch" ] || has .linux.seccomp.archs "$arch" || fail_with "seccomp archs lack the native $arch"
+
+	echo "$f" | jq -e '.annotations | type == "object" and all(.[]; type == "string")' >/dev/null ||
+		fail_with "annotations: $f"
+	if runtime_is proctor; then
+		v=$("$PROCTOR" --version | sed -n 's/^proctor version //p')
+		[ "$(echo "$f" | jq -r '.annotations["run.proctor.version"]')" = "$v" ] || fail_with "annotations: $f"
+	fi
+}
+
+@test "--version and -v: '<name> version X.Y.Z' then 'spec: 1.x.y', as runc prints" {
+	name=$(basename "$PROCTOR")
+	run --separate-stderr "$PROCTOR" --version
+	assert_status 0
+	[[ "${lines[0]}" =~ ^$name\ version\ [0-9]+\.[0-9]+\.[0-9]+ ]] || fail_with "first line: ${lines[0]}"
+	printf '%s\n' "${lines[@]}" | grep -Eqx 'spec: 1\.[0-9]+\.[0-9]+(-dev)?' || fail_with "no spec line: $output"
+	long=$output
+	run --separate-stderr "$PROCTOR" -v
+	assert_status 0
+	[ "$output" = "$long" ] || fail_with "-v printed: $output"
+	# A global flag: it answers before any command is looked at.
+	run --separate-stderr "$PROCTOR" --root "$PROCTOR_ROOT" --version
+	assert_status 0
+	[ "$output" = "$long" ]
 }

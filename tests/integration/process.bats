@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # Process attributes: rlimits, capabilities, no_new_privs, umask, user and
-# additional groups, oom_score_adj, seccomp, env, cwd, sysctl, preserved fds.
+# additional groups, oom_score_adj, seccomp, env, cwd, sysctl, preserved fds,
+# domainname, personality, scheduler, ioPriority, ambient capabilities.
 
 load helpers
 
@@ -189,4 +190,98 @@ open_fds() {
 	run pr run --bundle "$BUNDLE" "$CID" </dev/null 3<"$TEST_DIR" 5<"$BUNDLE/config.json"
 	assert_status 0
 	[ "$(open_fds)" = "0 1 2 " ] || fail_with "open fds: $output"
+}
+
+@test "domainname from the config, in the container's uts namespace only" {
+	setup_bundle busybox
+	host=$(cat /proc/sys/kernel/domainname)
+	cfg_set '.domainname = "prt.example"'
+	cfg_args cat /proc/sys/kernel/domainname
+	run_ctr
+	assert_status 0
+	[ "$output" = prt.example ]
+	[ "$(cat /proc/sys/kernel/domainname)" = "$host" ]
+}
+
+@test "personality LINUX32: uname -m gives the 32-bit machine" {
+	case $(uname -m) in
+	x86_64) want=i686 ;;
+	aarch64) want=armv8l ;;
+	*) skip "no 32-bit personality known for $(uname -m)" ;;
+	esac
+	setup_bundle busybox
+	cfg_set '.linux.personality = {"domain": "LINUX32"}'
+	cfg_args sh -c 'uname -m; cat /proc/self/personality'
+	run_ctr
+	assert_status 0
+	[ "${lines[0]}" = "$want" ] || fail_with "uname -m: $output"
+	# PER_LINUX32 is 0x0008.
+	[ "${lines[1]}" = 00000008 ] || fail_with "personality: $output"
+	# And LINUX is the native one.
+	cfg_set '.linux.personality = {"domain": "LINUX"}'
+	run_ctr
+	assert_status 0
+	[ "${lines[0]}" = "$(uname -m)" ] || fail_with "LINUX: $output"
+	[ "${lines[1]}" = 00000000 ] || fail_with "LINUX: $output"
+}
+
+@test "scheduler: policy and nice from process.scheduler" {
+	setup_bundle busybox
+	cfg_set '.process.scheduler = {"policy": "SCHED_BATCH", "nice": 7}'
+	# /proc/PID/stat after the ")" closing comm: policy is field 41 of the
+	# whole line (39 here), nice field 19 (17 here).  SCHED_BATCH is 3.
+	cfg_args sh -c 'sed "s/^.*) //" /proc/self/stat | awk "{ print \$39, \$17 }"'
+	run_ctr
+	assert_status 0
+	[ "$output" = "3 7" ] || fail_with "policy and nice: $output"
+	# Without it the policy is inherited: SCHED_OTHER (0) when the test
+	# itself runs under it.
+	if [ "$(sed 's/^.*) //' /proc/self/stat | awk '{ print $39 }')" = 0 ]; then
+		cfg_set 'del(.process.scheduler)'
+		run_ctr
+		assert_status 0
+		[ "${output%% *}" = 0 ] || fail_with "default policy: $output"
+	fi
+}
+
+@test "ioPriority: class and priority from process.ioPriority" {
+	setup_bundle busybox
+	cfg_set '.process.ioPriority = {"class": "IOPRIO_CLASS_BE", "priority": 6}'
+	# busybox ionice without arguments prints its own class and priority
+	# (ioprio_get), inherited from the container's init.
+	cfg_args sh -c 'ionice; ionice -p 1'
+	run_ctr
+	assert_status 0
+	[ "${lines[0]}" = "best-effort: prio 6" ] || fail_with "$output"
+	[ "${lines[1]}" = "best-effort: prio 6" ] || fail_with "$output"
+	cfg_set '.process.ioPriority = {"class": "IOPRIO_CLASS_IDLE", "priority": 0}'
+	run_ctr
+	assert_status 0
+	[ "${lines[0]}" = idle ] || fail_with "$output"
+}
+
+@test "capabilities: inheritable and ambient sets are applied; ambient keeps a capability for a non-root user" {
+	setup_bundle busybox
+	# uid 1000 loses every capability at execve unless it is ambient.
+	cfg_set '.process.user = {"uid": 1000, "gid": 1000}
+		| .process.capabilities = {"bounding": ["CAP_CHOWN", "CAP_KILL"], "effective": ["CAP_CHOWN", "CAP_KILL"],
+			"permitted": ["CAP_CHOWN", "CAP_KILL"], "inheritable": ["CAP_CHOWN", "CAP_KILL"], "ambient": ["CAP_CHOWN"]}'
+	cfg_args sh -c 'grep -E "^Cap(Inh|Amb|Eff):" /proc/self/status; touch /tmp/f; chown 0 /tmp/f; echo rc=$?'
+	run_ctr
+	assert_status 0
+	# CAP_CHOWN is bit 0, CAP_KILL bit 5.
+	[ "$(status_field CapInh)" = 0000000000000021 ] || fail_with "$output"
+	[ "$(status_field CapAmb)" = 0000000000000001 ] || fail_with "$output"
+	[ "$(status_field CapEff)" = 0000000000000001 ] || fail_with "$output"
+	[ "${lines[-1]}" = rc=0 ] || fail_with "chown with an ambient CAP_CHOWN: $output"
+	[ "$(stat -c %u "$ROOTFS/tmp/f")" = 0 ]
+
+	# The same without ambient: nothing survives the execve.
+	rm -f "$ROOTFS/tmp/f"
+	cfg_set '.process.capabilities.ambient = []'
+	run_ctr
+	assert_status 0
+	[ "$(status_field CapAmb)" = 0000000000000000 ] || fail_with "$output"
+	[ "$(status_field CapEff)" = 0000000000000000 ] || fail_with "$output"
+	[ "${lines[-1]}" = rc=1 ] || fail_with "chown without capability: $output"
 }
