@@ -144,7 +144,7 @@ drun() { dk run --runtime proctor "$@"; }
 @test "docker --user 1000, --read-only, --cap-drop ALL" {
 	need_image busybox
 	track_name "$NAME"
-	run drun --rm --name "$NAME" --user 1000:1000 --read-only --cap-drop ALL "$(image busybox)" \
+	run drun --rm --name "$NAME" --user 1000 --read-only --cap-drop ALL "$(image busybox)" \
 		sh -c 'id -u; id -g; grep ^CapEff /proc/self/status; touch /x 2>&1; true'
 	assert_status 0
 	[ "${lines[0]}" = 1000 ]

@@ -97,7 +97,7 @@ lifecycle() {
 @test "podman ulimits, user and read-only root reach the process" {
 	need_image busybox
 	track_name "$NAME"
-	run pm run --rm --name "$NAME" --ulimit nofile=1234:2345 --ulimit nproc=1000:1000 --user 1000:1000 --read-only \
+	run pm run --rm --name "$NAME" --ulimit nofile=1234:2345 --ulimit nproc=1000:1000 --user 1000 --read-only \
 		localhost/proctor/busybox sh -c 'ulimit -n; ulimit -Hn; id -u; touch /x 2>&1; true'
 	assert_status 0
 	[ "${lines[0]}" = 1234 ]
