@@ -60,6 +60,9 @@ global_of (const libcrun_context_t *ctx)
     .systemd_cgroup = ctx->systemd_cgroup,
     .cgroup_manager = ctx->force_no_cgroup ? "disabled" : NULL,
   };
+  /* In a library the fds open at the call are the caller's: those are the
+   * ones preserve_fds may pass (fds.h). */
+  pr_caller_fds_snapshot (&g.caller_fds);
   return g;
 }
 

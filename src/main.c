@@ -117,6 +117,10 @@ main (int argc, char **argv)
   pr_error *err = NULL;
   int first = 0;
 
+  /* Before anything is opened (fds.h): an fd that later takes a number
+   * the caller left free must never pass as a preserved one. */
+  pr_caller_fds_snapshot (&g.caller_fds);
+
   int r = parse_globals (argc, argv, &g, &first, &err);
   if (r > 0)
     return 0;

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "fds.h"
 
 /* Global options (runc's global flags). */
 struct pr_global
@@ -21,6 +22,7 @@ struct pr_global
   const char *rootless;       /* --rootless true|false|auto */
   const char *cgroup_manager; /* crun's --cgroup-manager */
   const char *rollout_policy; /* --rollout-policy FILE: every container is a rollout */
+  struct pr_caller_fds caller_fds; /* fds the caller passed in (fds.h) */
 };
 
 struct pr_create_opts

@@ -34,6 +34,7 @@
 
 struct exec_ctx
 {
+  const struct pr_global *g;
   const struct pr_exec_opts *o;
   struct pr_state *st;
   struct pr_config *cfg;
@@ -210,7 +211,7 @@ exec_process (struct exec_ctx *c)
     fail (c, err);
   if (c->console_fd >= 0)
     close (c->console_fd);
-  pr_finalize_fds (c->o->preserve_fds);
+  pr_finalize_fds (c->o->preserve_fds, &c->g->caller_fds);
   execve (exe, p->args, env);
   pr_error_set (&err, errno, "exec `%s`", exe);
   fail (c, err);
@@ -440,7 +441,7 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
 int
 pr_container_exec (const struct pr_global *g, const struct pr_exec_opts *o, int *exit_code, pr_error **err)
 {
-  struct exec_ctx c = { .o = o, .console_fd = -1, .local_console = -1, .sync_parent = -1, .sync_child = -1 };
+  struct exec_ctx c = { .g = g, .o = o, .console_fd = -1, .local_console = -1, .sync_parent = -1, .sync_child = -1 };
   for (size_t i = 0; i < PR_ARRAY_SIZE (c.ns_fds); i++)
     c.ns_fds[i] = -1;
   sigset_t mask, old;

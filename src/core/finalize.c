@@ -190,13 +190,17 @@ pr_finalize_security (const struct pr_process *p, const struct pr_config *cfg, c
 }
 
 void
-pr_finalize_fds (int preserve_fds)
+pr_finalize_fds (int preserve_fds, const struct pr_caller_fds *caller)
 {
   for (int fd = 3; fd < 3 + preserve_fds; fd++)
     {
       int fl = fcntl (fd, F_GETFD);
-      if (fl >= 0)
+      if (fl < 0)
+        continue;
+      if (pr_caller_fd_passed (caller, fd))
         fcntl (fd, F_SETFD, fl & ~FD_CLOEXEC);
+      else
+        fcntl (fd, F_SETFD, fl | FD_CLOEXEC);
     }
   pr_cloexec_fds_from (3 + preserve_fds);
 }

@@ -9,6 +9,7 @@
 
 #include "../config/config.h"
 #include "error.h"
+#include "fds.h"
 
 /* Looks up name like execvp(3) would: names containing '/' are used as is;
  * others are searched in the PATH of env (or a default PATH).  Returns a
@@ -35,9 +36,11 @@ int pr_finalize_prepare (const struct pr_process *p, const struct pr_config *cfg
 int pr_finalize_security (const struct pr_process *p, const struct pr_config *cfg, const char *state_json,
                           pr_error **err);
 
-/* Clears FD_CLOEXEC on 3..3+preserve_fds-1 and marks every higher fd
- * close-on-exec, so nothing but stdio and the preserved fds crosses
- * execve (CVE-2024-21626 class). */
-void pr_finalize_fds (int preserve_fds);
+/* Clears FD_CLOEXEC on those of 3..3+preserve_fds-1 that the caller passed
+ * in (caller, see fds.h; the runtime's own fds that took a free number in
+ * that range stay close-on-exec) and marks every higher fd close-on-exec,
+ * so nothing but stdio and the caller's preserved fds crosses execve
+ * (CVE-2024-21626 class). */
+void pr_finalize_fds (int preserve_fds, const struct pr_caller_fds *caller);
 
 #endif

@@ -128,7 +128,7 @@ container_init (struct create_ctx *c)
       pr_log_fatal_error (err);
       _exit (1);
     }
-  pr_finalize_fds (c->listen_fds + c->o->preserve_fds);
+  pr_finalize_fds (c->listen_fds + c->o->preserve_fds, &c->g->caller_fds);
   execve (exe, p->args, env);
   pr_error_set (&err, errno, "exec `%s`", exe);
   pr_log_fatal_error (err);

@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # CVE-2024-21626 class: no host file descriptor other than stdio, the
 # preserved fds and the LISTEN_FDS ones reaches a container process (run,
-# exec), and a cwd that points at a descriptor (/proc/self/fd/N) or
-# resolves outside the root is refused.  Each test opens extra host fds in
-# the runtime's own environment first (a directory fd, the host /, a
-# socket), as an engine might leak them.
+# create + start, exec, exec --detach), and a cwd that points at a
+# descriptor (/proc/self/fd/N) or resolves outside the root is refused.
+# Each test opens extra host fds in the runtime's own environment first (a
+# directory fd, the host /, a socket), as an engine might leak them.
 
 load helpers
 
@@ -37,11 +37,61 @@ FDLIST='for f in /proc/self/fd/*; do n=${f##*/}; t=$(readlink $f) || continue; [
 	echo "$output"
 	fds=$(echo "$output" | awk '{print $1}' | sort -n | tr '\n' ' ')
 	[ "$fds" = "0 1 2 " ] || fail_with "unexpected fds in the exec'd process: $output"
-	# Same for the detached and tty-less variant with --preserve-fds 0.
+	# Same with an explicit --preserve-fds 0 and host fds at 3 and 4 (the
+	# detached variant is the "exec --detach" test below).
 	run pr exec --preserve-fds 0 "$CID" sh -c "$FDLIST" </dev/null 3<"$TEST_DIR" 4</
 	assert_status 0
 	fds=$(echo "$output" | awk '{print $1}' | sort -n | tr '\n' ' ')
 	[ "$fds" = "0 1 2 " ] || fail_with "unexpected fds with --preserve-fds 0: $output"
+}
+
+# wait_end FILE: wait (at most 10 s) for the END line the listing ends with.
+wait_end() {
+	local i=0
+	while ! grep -qx END "$1" 2>/dev/null && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	grep -qx END "$1" || fail_with "no listing in $1: $(cat "$1" 2>/dev/null)"
+}
+
+@test "create + start: only stdio reaches the init, with the container's stdio in files" {
+	setup_bundle busybox
+	# The engines' path: create with the container's stdio on the runtime's
+	# own (here files), then start.  Both commands hold host fds 5-9.
+	cfg_args sh -c "$FDLIST; echo END"
+	track_id "$CID"
+	pr create --bundle "$BUNDLE" "$CID" </dev/null >"$TEST_DIR/c.out" 2>"$TEST_DIR/c.err" \
+		5</ 6<"$TEST_DIR" 7<"$PROCTOR" 8< <(sleep 5 3>&-) 9<"$BUNDLE/config.json" ||
+		fail_with "create failed: $(cat "$TEST_DIR/c.err")"
+	pr start "$CID" </dev/null 5</ 6<"$TEST_DIR" 7<"$PROCTOR" 8< <(sleep 5 3>&-) 9<"$BUNDLE/config.json"
+	wait_end "$TEST_DIR/c.out"
+	output=$(grep -vx END "$TEST_DIR/c.out")
+	echo "$output"
+	fds=$(echo "$output" | awk '{print $1}' | sort -n | tr '\n' ' ')
+	[ "$fds" = "0 1 2 " ] || fail_with "unexpected fds in the init: $output"
+	# stdio are the files create was given (fd 1 is the listing's pipe).
+	echo "$output" | grep -qx "0 /dev/null" || fail_with "fd 0 is not create's /dev/null: $output"
+	echo "$output" | grep -qx "2 $TEST_DIR/c.err" || fail_with "fd 2 is not create's stderr file: $output"
+	[ ! -s "$TEST_DIR/c.err" ] || fail_with "stderr: $(cat "$TEST_DIR/c.err")"
+}
+
+@test "exec --detach: only stdio reaches the process, with its output in a file" {
+	setup_bundle busybox
+	cfg_args sleep 100
+	create_ctr
+	pr start "$CID"
+	wait_status "$CID" running
+	pr exec --detach "$CID" sh -c "$FDLIST; echo END" </dev/null >"$TEST_DIR/x.out" 2>"$TEST_DIR/x.err" \
+		5</ 6<"$TEST_DIR" 7<"$PROCTOR" 8< <(sleep 5 3>&-) 9<"$BUNDLE/config.json" ||
+		fail_with "exec --detach failed: $(cat "$TEST_DIR/x.err")"
+	wait_end "$TEST_DIR/x.out"
+	output=$(grep -vx END "$TEST_DIR/x.out")
+	echo "$output"
+	fds=$(echo "$output" | awk '{print $1}' | sort -n | tr '\n' ' ')
+	[ "$fds" = "0 1 2 " ] || fail_with "unexpected fds in the detached process: $output"
+	echo "$output" | grep -qx "2 $TEST_DIR/x.err" || fail_with "fd 2 is not exec's stderr file: $output"
+	[ ! -s "$TEST_DIR/x.err" ] || fail_with "stderr: $(cat "$TEST_DIR/x.err")"
 }
 
 @test "preserved fds are the only extra descriptors" {
@@ -83,6 +133,37 @@ FDLIST='for f in /proc/self/fd/*; do n=${f##*/}; t=$(readlink $f) || continue; [
 	assert_status 0
 	fds=$(echo "$output" | awk '{print $1}' | sort -n | tr '\n' ' ')
 	[ "$fds" = "0 1 2 3 " ] || fail_with "wanted 0-3 only: $output"
+}
+
+# A number in the --preserve-fds range that the caller left free can be
+# taken by one of the runtime's own fds: the state directory in exec, the
+# exec.fifo in create.  Handing that on would give the container a host
+# directory (/proc/self/fd/N/../..) to escape through.
+@test "--preserve-fds never passes a runtime fd in a number the caller left free" {
+	setup_bundle busybox
+	cfg_args sleep 100
+	create_ctr
+	pr start "$CID"
+	wait_status "$CID" running
+	echo x >"$TEST_DIR/x"
+	# Nothing open at 3 and 4; then a gap at 4 only.
+	run pr exec --preserve-fds 2 "$CID" sh -c "$FDLIST" </dev/null 3<&- 4<&-
+	assert_status 0
+	fds=$(echo "$output" | awk '{print $1}' | sort -n | tr '\n' ' ')
+	[ "$fds" = "0 1 2 " ] || fail_with "exec, no fds passed: $output"
+	run pr exec --preserve-fds 2 "$CID" sh -c "$FDLIST" </dev/null 3<"$TEST_DIR/x" 4<&-
+	assert_status 0
+	fds=$(echo "$output" | awk '{print $1}' | sort -n | tr '\n' ' ')
+	[ "$fds" = "0 1 2 3 " ] || fail_with "exec, fd 3 passed: $output"
+	! grep -qF "$PROCTOR_ROOT" <<<"$output" || fail_with "the state directory reached the container: $output"
+	# create + start with the same gap.
+	cfg_args sh -c "$FDLIST"
+	track_id "$CID-c"
+	pr create --bundle "$BUNDLE" --preserve-fds 2 "$CID-c" </dev/null >"$TEST_DIR/c.out" 2>&1 3<&- 4<&-
+	pr start "$CID-c"
+	wait_status "$CID-c" stopped
+	fds=$(awk '{print $1}' "$TEST_DIR/c.out" | sort -n | tr '\n' ' ')
+	[ "$fds" = "0 1 2 " ] || fail_with "create: $(cat "$TEST_DIR/c.out")"
 }
 
 @test "cwd /proc/self/fd/N is refused for run and exec" {
