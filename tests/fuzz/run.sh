@@ -8,6 +8,10 @@
 # Usage: tests/fuzz/run.sh [NAME...]      (default: every fuzz_*.c)
 # Environment:
 #   FUZZ_SECONDS  seconds of fuzzing per target (default 30; 0 = replay only)
+#   FUZZ_SEED     libFuzzer seed for every target (a positive integer);
+#                 default: a random one per run, printed first, so that
+#                 each run explores different inputs and a failing run can
+#                 be repeated with FUZZ_SEED=N (and the same corpus)
 #   FUZZ_BUILD    build and work directory (default: a directory under
 #                 /tmp named after the source tree, so nothing lands in it)
 #   FUZZ_SRCDIR   source tree (default: this script's ../..)
@@ -28,6 +32,18 @@ cc=${CLANG:-clang}
 confdir=${FUZZ_CONFIG_H:-}
 [ -z "$confdir" ] && [ -f "$PWD/config.h" ] && confdir=$PWD
 [ -z "$confdir" ] && [ -f "$src/config.h" ] && confdir=$src
+
+if [ -n "${FUZZ_SEED:-}" ]; then
+	[[ "$FUZZ_SEED" =~ ^[1-9][0-9]{0,8}$ ]] || { echo "fuzz: FUZZ_SEED must be an integer from 1 to 999999999, not '$FUZZ_SEED'" >&2; echo "fuzz: 0 passed, 1 failed"; exit 1; }
+	seed=$FUZZ_SEED
+	seed_from="from FUZZ_SEED"
+else
+	# Not libFuzzer's -seed=0 (a seed per target, only in each target's
+	# log): one seed for the whole run, printed here and in a crash report.
+	seed=$(( $(od -An -N4 -tu4 /dev/urandom) % 999999999 + 1 ))
+	seed_from="random"
+fi
+echo "fuzz: seed $seed ($seed_from; FUZZ_SEED=$seed repeats this run)"
 
 command -v "$cc" >/dev/null || { echo "fuzz: $cc not found (apt-get install clang)" >&2; echo "fuzz: 0 passed, 1 failed"; exit 1; }
 [ -n "$confdir" ] || { echo "fuzz: no config.h: run ./configure first" >&2; echo "fuzz: 0 passed, 1 failed"; exit 1; }
@@ -113,14 +129,10 @@ for name in "${names[@]}"; do
 		mkdir -p "$out/work/$name" "$here/corpus/$name"
 		dict=()
 		[ -f "$here/$name.dict" ] && dict=(-dict="$here/$name.dict")
-		# FUZZ_SEED makes a run repeatable (the test command sets it, so CI
-		# explores the same inputs each time); unset, libFuzzer picks one.
-		seed=()
-		[ -n "${FUZZ_SEED:-}" ] && seed=(-seed="$FUZZ_SEED")
-		if ! "$bin" "${opts[@]}" "${dict[@]}" "${seed[@]}" -max_total_time="$seconds" \
+		if ! "$bin" "${opts[@]}" "${dict[@]}" -seed="$seed" -max_total_time="$seconds" \
 			-artifact_prefix="$out/artifacts/$name-" \
 			"$out/work/$name" "$here/corpus/$name" >"$out/work/$name.log" 2>&1; then
-			echo "fuzz_$name: CRASH (input kept in $out/artifacts/):"
+			echo "fuzz_$name: CRASH with seed $seed (FUZZ_SEED=$seed repeats the run; input kept in $out/artifacts/):"
 			grep -E 'ERROR|SUMMARY|runtime error|contract|Test unit written' "$out/work/$name.log" | head -n 20
 			tail -n 60 "$out/work/$name.log"
 			failed=$((failed + 1))

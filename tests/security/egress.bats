@@ -117,5 +117,5 @@ common_checks() {
 	[ "$(val fds_after)" -le $(( $(val fds_before) + 2 )) ] || fail_with "fds leaked"
 	echo "$output" | grep -q '^probe_after=ok' || fail_with "no service after the idle clients left"
 	echo "$output" | grep -q '^probe_during=ok' ||
-		fail_with "a new client was not served while 10,000 idle connections were open (see /work/notes/hardening/egress-idle-conns.md)"
+		fail_with "a new client was not served while 10,000 idle connections were open (at the connection limit the oldest idle one must make room)"
 }

@@ -116,25 +116,83 @@ recover() {
 	recover "$CID"
 }
 
-@test "a missing cgroup controller (hugetlb, rdma) leaves nothing behind" {
+# mount_fields: "FSTYPE MOUNTPOINT SUPEROPTIONS" for each mount here.
+mount_fields() {
+	awk '{ for (i = 7; i <= NF; i++) if ($i == "-") break; print $(i + 1), $5, $(i + 3) }' /proc/self/mountinfo
+}
+
+# controller_available C: C has a cgroup v1 hierarchy of its own, or the
+# cgroup2 root offers it (unified or hybrid host), as the runtime sees it.
+controller_available() {
+	local mp
+	mount_fields | awk -v c="$1" '$1 == "cgroup" && ("," $3 ",") ~ ("," c ",") { f = 1 } END { exit !f }' && return 0
+	for mp in $(mount_fields | awk '$1 == "cgroup2" { print $2 }'); do
+		grep -qw "$1" "$mp/cgroup.controllers" 2>/dev/null && return 0
+	done
+	return 1
+}
+
+# hugetlb_2mb_limit PID: PID's 2 MB hugetlb limit, read back from its cgroup
+# (v1 hugetlb hierarchy, else cgroup2).
+hugetlb_2mb_limit() {
+	local p mp
+	p=$(awk -F: '$2 ~ /(^|,)hugetlb(,|$)/ { print $3 }' "/proc/$1/cgroup")
+	if [ -n "$p" ]; then
+		mp=$(mount_fields | awk '$1 == "cgroup" && ("," $3 ",") ~ /,hugetlb,/ { print $2; exit }')
+		cat "$mp$p/hugetlb.2MB.limit_in_bytes"
+	else
+		p=$(awk -F: '$1 == 0 { print $3 }' "/proc/$1/cgroup")
+		mp=$(mount_fields | awk '$1 == "cgroup2" { print $2; exit }')
+		cat "$mp$p/hugetlb.2MB.max"
+	fi
+}
+
+@test "a cgroup controller the host lacks (hugetlb, rdma) fails create naming it and leaves nothing behind" {
 	setup_bundle busybox
 	cfg_args sleep 100
-	local c
+	cp "$BUNDLE/config.json" "$TEST_DIR/base.json"
+	local c res missing=0
 	for c in hugetlb rdma; do
-		if [ -d "/sys/fs/cgroup/$c" ] || grep -qw "$c" /sys/fs/cgroup/unified/cgroup.controllers 2>/dev/null ||
-			grep -qw "$c" /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
-			echo "$c is available here; the test still checks cleanup"
+		case $c in
+		hugetlb) res='.linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 4194304}]' ;;
+		rdma) res='.linux.resources.rdma = {"mlx5_0": {"hcaHandles": 3, "hcaObjects": 10}}' ;;
+		esac
+		jq "$res" "$TEST_DIR/base.json" >"$BUNDLE/config.json"
+		run create_ctr "$CID"
+		err=$(cat "$TEST_DIR/$CID.err")
+		echo "$c: create status $status: $err"
+		if ! controller_available "$c"; then
+			# A limit that cannot be applied is an error, never silently dropped.
+			missing=$((missing + 1))
+			[ "$status" -ne 0 ] || fail_with "create succeeded with a $c limit and no $c controller"
+			[ "$(grep -c . <<<"$err")" -eq 1 ] || fail_with "not one error line: $err"
+			[[ "$err" == *"no $c controller"* ]] || fail_with "the error does not name the missing $c controller: $err"
+		elif [ "$c" = hugetlb ]; then
+			# The host has it, so nothing is missing: the limit must be
+			# applied (2 pages of 2 MB), or refused for a page size the host
+			# lacks.
+			if [ -d /sys/kernel/mm/hugepages/hugepages-2048kB ]; then
+				[ "$status" -eq 0 ] || fail_with "create failed although the host has hugetlb: $err"
+				limit=$(hugetlb_2mb_limit "$(state_of "$CID" pid)")
+				echo "hugetlb present: 2MB limit $limit"
+				[ "$limit" = 4194304 ] || fail_with "hugetlb 2MB limit is '$limit', wanted 4194304"
+			else
+				[ "$status" -ne 0 ] && [[ "$err" == *"page size \`2MB\`"* ]] ||
+					fail_with "2MB pages are not supported here, create said: $status $err"
+			fi
+		else
+			# rdma present: the limit names a device; without it the
+			# kernel refuses rdma.max, with it the limit is applied.
+			if [ -e /sys/class/infiniband/mlx5_0 ]; then
+				[ "$status" -eq 0 ] || fail_with "create failed although the host has rdma and mlx5_0: $err"
+			else
+				[ "$status" -ne 0 ] && [[ "$err" == *rdma* ]] || fail_with "an rdma limit on a missing device: $status $err"
+			fi
 		fi
+		cp "$TEST_DIR/base.json" "$BUNDLE/config.json"
+		recover "$CID"
 	done
-	cfg_set '.linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 1048576}]
-		| .linux.resources.rdma = {"mlx5_0": {"hcaHandles": 3, "hcaObjects": 10}}'
-	run create_ctr "$CID"
-	echo "create: $status $(cat "$TEST_DIR/$CID.err")"
-	if [ "$status" -ne 0 ]; then
-		grep -c . "$TEST_DIR/$CID.err" | grep -qx 1 || fail_with "more than one error line: $(cat "$TEST_DIR/$CID.err")"
-	fi
-	cfg_set 'del(.linux.resources.hugepageLimits) | del(.linux.resources.rdma)'
-	recover "$CID"
+	echo "$missing of 2 controllers missing here"
 }
 
 @test "a hook that hangs past its timeout fails create and leaves no process" {
@@ -165,6 +223,10 @@ recover() {
 	# No listener at all.
 	run create_ctr "$CID" --console-socket "$sock"
 	[ "$status" -ne 0 ] || fail_with "create succeeded with a missing console socket"
+	err=$(cat "$TEST_DIR/$CID.err")
+	echo "missing: $err"
+	[ "$(grep -c . <<<"$err")" -eq 1 ] || fail_with "not one error line: $err"
+	[[ "$err" == *"console socket \`$sock\`"* ]] || fail_with "the error does not name the console socket: $err"
 	recover_tty() {
 		cfg_set '.process.terminal = false'
 		recover "$CID"
@@ -187,11 +249,22 @@ c.close(); s.close()' "$sock" "$mode" &
 		local lp=$!
 		on_teardown "kill $lp"
 		for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.05; done
-		run timeout 30 "$PROCTOR" --root "$PROCTOR_ROOT" create --console-socket "$sock" --bundle "$BUNDLE" "$CID" </dev/null
+		# The init sends the pty master after the createRuntime hooks: this
+		# one waits (at most 10 s) until the listener is gone (exited, or a
+		# zombie), so the master always meets a closed peer.  Without it a
+		# slow listener could close after the send, and that create would
+		# rightly succeed.
+		cfg_set --arg w "i=0; while [ \$i -lt 200 ] && [ -d /proc/$lp ] && ! grep -q '^State:.*Z' /proc/$lp/status; do sleep 0.05; i=\$((i + 1)); done" \
+			'.hooks = {"createRuntime": [{"path": "/bin/sh", "args": ["sh", "-c", $w], "timeout": 15}]}'
+		run --separate-stderr timeout 30 "$PROCTOR" --root "$PROCTOR_ROOT" create --console-socket "$sock" --bundle "$BUNDLE" "$CID" </dev/null
 		track_id "$CID"
-		echo "$mode: status $status: $output"
+		echo "$mode: status $status: $stderr"
 		[ "$status" -ne 124 ] || fail_with "create hung on a console socket that went away"
+		[ "$status" -ne 0 ] || fail_with "create succeeded although the console socket's receiver was gone ($mode)"
+		assert_one_error_line
+		[[ "$stderr" == *"console socket"* ]] || fail_with "the error does not say the console socket failed: $stderr"
 		wait "$lp" 2>/dev/null || true
+		cfg_set 'del(.hooks)'
 		recover_tty
 	done
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Mount races and symlinks: hostile images whose paths are symlinks to host
 # paths (absolute, so they would resolve on the host if followed before
-# pivot_root) or loops.  Mount targets, device nodes, masked and readonly
+# pivot_root) or loops, and a rootfs whose mount targets flip between a
+# directory and such a symlink while create runs.  Mount targets, device nodes, masked and readonly
 # paths and rollout hidden paths must resolve inside the rootfs
 # (openat2 RESOLVE_IN_ROOT, src/linux/safepath.c) or be refused with one
 # clean error; the host side must be untouched, and nothing may be left.
@@ -164,4 +165,145 @@ run_hostile() {
 	[ "$(fingerprint "$TEST_DIR/hostlogs")" = "$before" ] || fail_with "host files changed after delete"
 	[ -L "$ROOTFS/logs" ] || fail_with "the image's /logs symlink was not put back"
 	assert_no_leftovers "$CID"
+}
+
+# SWAPPER STOPFILE COUNTFILE SECONDS A1 B1 [A2 B2...]: exchanges each pair
+# of paths (renameat2 RENAME_EXCHANGE, so each name always exists, as a
+# directory or a symlink) as fast as it can until STOPFILE exists; writes
+# the number of exchanges to COUNTFILE.  Exits 0 only when stopped by
+# STOPFILE with every exchange done; SECONDS bounds it if the test dies.
+SWAPPER='
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+stop, count, limit = sys.argv[1], sys.argv[2], float(sys.argv[3])
+pairs = [(a.encode(), b.encode()) for a, b in zip(sys.argv[4::2], sys.argv[5::2])]
+deadline = time.monotonic() + limit
+n = 0
+while not os.path.exists(stop):
+    if time.monotonic() > deadline:
+        sys.exit("swapper: not stopped within %ss" % limit)
+    for _ in range(100):
+        for a, b in pairs:
+            if libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0:
+                sys.exit("swapper: renameat2: " + os.strerror(ctypes.get_errno()))
+            n += 1
+    with open(count, "w") as f:
+        f.write(str(n))
+'
+
+# SAMPLER STOPFILE OUTFILE SECONDS DIR MOUNTID: reads this namespace's
+# mountinfo every 2 ms until STOPFILE exists, and appends to OUTFILE every
+# mount at or under DIR other than mount MOUNTID (so a mount that comes and
+# goes between the test's own checks is seen too).
+SAMPLER='
+import os, sys, time
+stop, out, limit, top, keep = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
+deadline = time.monotonic() + limit
+seen = set()
+while not os.path.exists(stop) and time.monotonic() < deadline:
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if fields[0] != keep and (fields[4] == top or fields[4].startswith(top + "/")) and line not in seen:
+                seen.add(line)
+                with open(out, "a") as o:
+                    o.write(line)
+    time.sleep(0.002)
+'
+
+@test "mount targets swapped for symlinks to a host directory while create runs never reach the host" {
+	command -v python3 >/dev/null || require_or_skip "needs python3"
+	setup_bundle busybox
+	# The host canary: its own tmpfs, made shared.  A runtime that followed
+	# a swapped-in symlink and mounted on it would do so in the container's
+	# mount namespace; under rootfsPropagation "rshared" (every other
+	# container here) that mount propagates back into this namespace, where
+	# mountinfo shows it (sampled all along, and checked after each create
+	# and delete).  Anything a runtime creates there (a missing bind target,
+	# a file target) is visible here whatever the propagation.
+	local canary=$TEST_DIR/canary
+	mkdir -p "$canary" "$TEST_DIR/src"
+	mount -t tmpfs -o size=1m,mode=0755 prt-canary "$canary"
+	on_teardown "umount -l $canary"
+	mount --make-shared "$canary"
+	echo "host canary" >"$canary/marker"
+	echo src >"$TEST_DIR/src/file"
+	local want_mounts
+	want_mounts=$(host_mounts_under "$TEST_DIR")
+	[ "$want_mounts" = "$canary" ] || fail_with "unexpected mounts under $TEST_DIR: $want_mounts"
+
+	# /race (a tmpfs target) and /race2 (the parent of bind targets that do
+	# not exist yet) flip between a real directory and a symlink to the
+	# canary: absolute for /race, relative (climbing out with ..) for /race2.
+	mkdir "$ROOTFS/race" "$ROOTFS/race2"
+	ln -s "$canary" "$ROOTFS/race.alt"
+	ln -s "$(realpath --relative-to="$ROOTFS" "$canary")" "$ROOTFS/race2.alt"
+	cfg_args true
+	cp "$BUNDLE/config.json" "$TEST_DIR/base.json"
+
+	local stop=$TEST_DIR/swap.stop count=$TEST_DIR/swap.count
+	python3 -c "$SWAPPER" "$stop" "$count" 90 \
+		"$ROOTFS/race" "$ROOTFS/race.alt" "$ROOTFS/race2" "$ROOTFS/race2.alt" \
+		2>"$TEST_DIR/swap.err" 3>&- &
+	local swp=$!
+	on_teardown "kill $swp"
+	wait_file "$count" || fail_with "the swapper did not start: $(cat "$TEST_DIR/swap.err")"
+	local canary_id
+	canary_id=$(awk -v m="$canary" '$5 == m { print $1 }' /proc/self/mountinfo)
+	: >"$TEST_DIR/sampled"
+	python3 -c "$SAMPLER" "$stop" "$TEST_DIR/sampled" 90 "$TEST_DIR" "$canary_id" 3>&- &
+	local smp=$!
+	on_teardown "kill $smp"
+
+	# check_canary WHEN: the canary is still the one mount under TEST_DIR,
+	# still holds only the marker, unchanged and visible.
+	check_canary() {
+		local m
+		m=$(host_mounts_under "$TEST_DIR")
+		[ "$m" = "$canary" ] || fail_with "$1: mounts under $TEST_DIR: $m"
+		[ "$(ls -A "$canary")" = marker ] || fail_with "$1: the host canary holds $(ls -A "$canary" | tr '\n' ' ')"
+		[ "$(cat "$canary/marker" 2>&1)" = "host canary" ] || fail_with "$1: the marker is hidden or changed: $(cat "$canary/marker" 2>&1)"
+	}
+
+	local i id ok=0 failed=0 prop start=$SECONDS
+	for i in $(seq 1 40); do
+		[ $((SECONDS - start)) -lt 30 ] || break
+		prop=""
+		[ $((i % 2)) -eq 0 ] || prop=rshared
+		jq --arg s "$TEST_DIR/src" --arg f "$TEST_DIR/src/file" --arg i "$i" --arg p "$prop" '.mounts += [
+			{"destination": "/race", "type": "tmpfs", "source": "tmpfs"},
+			{"destination": ("/race2/d" + $i), "type": "bind", "source": $s, "options": ["rbind"]},
+			{"destination": ("/race2/f" + $i), "type": "bind", "source": $f, "options": ["bind"]}]
+			| if $p == "" then . else .linux.rootfsPropagation = $p end' \
+			"$TEST_DIR/base.json" >"$BUNDLE/config.json"
+		id=$CID-r$i
+		if timeout 30 "$PROCTOR" --root "$PROCTOR_ROOT" create --bundle "$BUNDLE" "$id" \
+			</dev/null >"$TEST_DIR/$id.out" 2>"$TEST_DIR/$id.err"; then
+			ok=$((ok + 1))
+		else
+			[ $? -ne 124 ] || fail_with "create $id hung"
+			failed=$((failed + 1))
+		fi
+		track_id "$id"
+		# While the container exists (its mount namespace with it).
+		check_canary "after create $i${prop:+ ($prop)}"
+		pr delete -f "$id" >/dev/null 2>&1 || true
+		check_canary "after delete $i"
+	done
+	touch "$stop"
+	wait "$swp" || fail_with "the swapper failed: $(cat "$TEST_DIR/swap.err")"
+	wait "$smp" || fail_with "the mountinfo sampler failed"
+	[ ! -s "$TEST_DIR/sampled" ] || fail_with "mounts under $TEST_DIR seen during the run: $(cat "$TEST_DIR/sampled")"
+	echo "$((ok + failed)) creates in $((SECONDS - start))s: $ok created, $failed refused; $(cat "$count") exchanges"
+	# The refusals, alike ones counted together.
+	cat "$TEST_DIR/$CID"-r*.err 2>/dev/null | sed -E "s#$TEST_DIR#TEST_DIR#g; s/[0-9]+/N/g" |
+		sort | uniq -c | sort -rn | head -5
+	check_canary "at the end"
+	[ "$ok" -gt 0 ] || fail_with "no create succeeded: the race exercised nothing but error paths"
+	[ "$(cat "$count")" -gt 1000 ] || fail_with "only $(cat "$count") exchanges: no race"
+	for i in $(seq 1 40); do
+		[ -e "$TEST_DIR/$CID-r$i.err" ] || break
+		assert_no_leftovers "$CID-r$i"
+	done
 }
