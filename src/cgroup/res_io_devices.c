@@ -192,7 +192,7 @@ pr_res_apply_blkio (struct rctx *c, yajl_val o, pr_error **err)
   if (pr_res_locate (c, "blkio", "io", &dir, &v2, err) < 0)
     return -1;
   if (dir == NULL)
-    return pr_res_no_controller ("blockIO", c->path, err);
+    return pr_res_no_controller ("blockIO", "blkio", c->path, err);
   return v2 ? blkio_v2 (dir, o, err) : blkio_v1 (dir, o, err);
 }
 
@@ -222,7 +222,7 @@ pr_res_apply_network (struct rctx *c, yajl_val o, pr_error **err)
       if (pr_res_locate (c, "net_cls", NULL, &dir, &v2, err) < 0)
         return -1;
       if (dir == NULL)
-        return pr_res_no_controller ("network (net_cls)", c->path, err);
+        return pr_res_no_controller ("network.classID", "net_cls", c->path, err);
       if (pr_res_write_i64 (dir, "net_cls.classid", classid, err) < 0)
         return -1;
     }
@@ -233,7 +233,7 @@ pr_res_apply_network (struct rctx *c, yajl_val o, pr_error **err)
       if (pr_res_locate (c, "net_prio", NULL, &dir, &v2, err) < 0)
         return -1;
       if (dir == NULL)
-        return pr_res_no_controller ("network (net_prio)", c->path, err);
+        return pr_res_no_controller ("network.priorities", "net_prio", c->path, err);
       for (size_t i = 0; i < prios->u.array.len; i++)
         {
           const char *name = NULL;
@@ -264,7 +264,7 @@ pr_res_apply_rdma (struct rctx *c, yajl_val o, pr_error **err)
   if (pr_res_locate (c, "rdma", "rdma", &dir, &v2, err) < 0)
     return -1;
   if (dir == NULL)
-    return pr_res_no_controller ("rdma", c->path, err);
+    return pr_res_no_controller ("rdma", "rdma", c->path, err);
   for (size_t i = 0; i < o->u.object.len; i++)
     {
       const char *devname = o->u.object.keys[i];

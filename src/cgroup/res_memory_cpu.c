@@ -237,7 +237,7 @@ pr_res_apply_memory (struct rctx *c, yajl_val o, pr_error **err)
   if (pr_res_locate (c, "memory", "memory", &dir, &v2, err) < 0)
     return -1;
   if (dir == NULL)
-    return wants ? pr_res_no_controller ("memory", c->path, err) : 0;
+    return wants ? pr_res_no_controller ("memory", "memory", c->path, err) : 0;
   return v2 ? memory_v2 (c, dir, &m, err) : memory_v1 (c, dir, &m, err);
 }
 
@@ -389,7 +389,7 @@ apply_cpuset (struct rctx *c, const struct cpu *p, pr_error **err)
   if (pr_res_locate (c, "cpuset", "cpuset", &dir, &v2, err) < 0)
     return -1;
   if (dir == NULL)
-    return pr_res_no_controller ("cpuset", c->path, err);
+    return pr_res_no_controller ("cpu", "cpuset", c->path, err);
   /* mems before cpus is the order that keeps v1 happy when both shrink. */
   if (p->mems && pr_cgroup_write (dir, "cpuset.mems", p->mems, err) < 0)
     return -1;
@@ -413,7 +413,7 @@ pr_res_apply_cpu (struct rctx *c, yajl_val o, pr_error **err)
       if (pr_res_locate (c, "cpu", "cpu", &dir, &v2, err) < 0)
         return -1;
       if (dir == NULL)
-        return pr_res_no_controller ("cpu", c->path, err);
+        return pr_res_no_controller ("cpu", "cpu", c->path, err);
       if ((v2 ? cpu_v2 (c, dir, &p, err) : cpu_v1 (dir, &p, err)) < 0)
         return -1;
     }
@@ -437,7 +437,7 @@ pr_res_apply_pids (struct rctx *c, yajl_val o, pr_error **err)
   if (pr_res_locate (c, "pids", "pids", &dir, &v2, err) < 0)
     return -1;
   if (dir == NULL)
-    return pr_res_no_controller ("pids", c->path, err);
+    return pr_res_no_controller ("pids", "pids", c->path, err);
   return write_max (dir, "pids.max", limit, err);
 }
 
@@ -455,7 +455,7 @@ pr_res_apply_hugetlb (struct rctx *c, yajl_val a, pr_error **err)
   if (pr_res_locate (c, "hugetlb", "hugetlb", &dir, &v2, err) < 0)
     return -1;
   if (dir == NULL)
-    return pr_res_no_controller ("hugetlb", c->path, err);
+    return pr_res_no_controller ("hugepageLimits", "hugetlb", c->path, err);
   for (size_t i = 0; i < a->u.array.len; i++)
     {
       yajl_val e = a->u.array.values[i];

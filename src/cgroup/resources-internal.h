@@ -43,8 +43,10 @@ int pr_res_get_array (yajl_val obj, const char *key, const char *ctx, yajl_val *
  * Errors: enabling v2 on a hybrid host (pr_cgroup_v2_enable). */
 int pr_res_locate (struct rctx *c, const char *v1, const char *v2, char **dir, bool *is_v2, pr_error **err);
 
-/* Always -1: ENOTSUP naming linux.resources.what and the cgroup path. */
-int pr_res_no_controller (const char *what, const char *path, pr_error **err);
+/* Always -1: ENOTSUP "cannot apply linux.resources.FIELD to cgroup `PATH`:
+ * no CONTROLLER controller on this host" (field as config.json spells it,
+ * controller as the kernel names it). */
+int pr_res_no_controller (const char *field, const char *controller, const char *path, pr_error **err);
 
 /* Whether dir/file exists (the kernel lacks many optional files). */
 bool pr_res_file_exists (const char *dir, const char *file);

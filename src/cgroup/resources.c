@@ -232,10 +232,10 @@ pr_res_locate (struct rctx *c, const char *v1, const char *v2, char **dir, bool 
 }
 
 int
-pr_res_no_controller (const char *what, const char *path, pr_error **err)
+pr_res_no_controller (const char *field, const char *controller, const char *path, pr_error **err)
 {
   return pr_error_set (err, ENOTSUP, "cannot apply linux.resources.%s to cgroup `%s`: no %s controller on this host",
-                       what, path, what);
+                       field, path, controller);
 }
 
 bool
