@@ -20,26 +20,17 @@
 #include "namespace.h"
 #include "safepath.h"
 
-static bool
-has_opt (char *const *options, const char *name)
-{
-  for (size_t i = 0; options && options[i]; i++)
-    if (strcmp (options[i], name) == 0)
-      return true;
-  return false;
-}
-
 bool
 pr_idmount_wanted (const struct pr_mount *m)
 {
-  return has_opt (m->options, "idmap") || has_opt (m->options, "ridmap") || m->n_uid_mappings > 0
+  return has_option (m->options, "idmap") || has_option (m->options, "ridmap") || m->n_uid_mappings > 0
          || m->n_gid_mappings > 0;
 }
 
 static bool
 is_bind (const struct pr_mount *m)
 {
-  return has_opt (m->options, "bind") || has_opt (m->options, "rbind") || (m->type && strcmp (m->type, "bind") == 0);
+  return has_option (m->options, "bind") || has_option (m->options, "rbind") || (m->type && strcmp (m->type, "bind") == 0);
 }
 
 int
@@ -139,8 +130,8 @@ mapping_userns (const struct pr_config *cfg, const struct pr_mount *m, int *cach
 static int
 open_one (const struct pr_config *cfg, const struct pr_mount *m, int *cached_userns, int *fd_out, pr_error **err)
 {
-  bool rbind = has_opt (m->options, "rbind");
-  bool ridmap = has_opt (m->options, "ridmap");
+  bool rbind = has_option (m->options, "rbind");
+  bool ridmap = has_option (m->options, "ridmap");
   const char *src = m->source && *m->source ? m->source : "";
 
   /* The source is a host path, relative ones to the bundle (the current

@@ -17,6 +17,10 @@
 #define BIND_ATTR_FLAGS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME \
                          | MS_RELATIME | MS_STRICTATIME | MS_NOSYMFOLLOW)
 
+/* True when the NULL-terminated options (may be NULL) contain name
+ * exactly.  (mount.c) */
+bool has_option (char *const *options, const char *name);
+
 /* Frees what pr_mount_parse_options allocated in f (the data string); for
  * _cleanup_mount_flags_.  Never fails.  (mount.c) */
 void mount_flags_free (struct pr_mount_flags *f);

@@ -159,7 +159,7 @@ mount_flags_free (struct pr_mount_flags *f)
   f->data = NULL;
 }
 
-static bool
+bool
 has_option (char *const *options, const char *name)
 {
   for (size_t i = 0; options && options[i]; i++)

@@ -11,6 +11,7 @@
 # sources (read at test time), for the real-input tests.
 
 load helpers
+source "$BATS_TEST_DIRNAME/../testnet.bash"
 
 setup_file() {
 	engine_setup_file || return 1
@@ -19,20 +20,9 @@ setup_file() {
 		return 1
 	}
 	export RN_DIR=$BATS_FILE_TMPDIR
-	export RN_N=$(($$ % 200 + 20))
-	export RN_NS=prt-rn-$$ RN_VH=prrn$$a RN_VN=prrn$$b
-	export RN_PUB=198.19.$RN_N.2 RN_PRIV=10.201.$RN_N.2
+	testnet_up rn 198.19 10.201
+	export RN_NS=$TN_NS RN_VH=$TN_VH RN_PUB=$TN_PUB RN_PRIV=$TN_PRIV
 	export RN_PEER_PORT=$((10000 + $$ % 20000))
-	ip netns add "$RN_NS"
-	ip link add "$RN_VH" type veth peer name "$RN_VN"
-	ip link set "$RN_VN" netns "$RN_NS"
-	ip addr add "198.19.$RN_N.1/24" dev "$RN_VH"
-	ip addr add "10.201.$RN_N.1/24" dev "$RN_VH"
-	ip link set "$RN_VH" up
-	ip -n "$RN_NS" addr add "$RN_PUB/24" dev "$RN_VN"
-	ip -n "$RN_NS" addr add "$RN_PRIV/24" dev "$RN_VN"
-	ip -n "$RN_NS" link set "$RN_VN" up
-	ip -n "$RN_NS" link set lo up
 	mkdir -p "$RN_DIR/www"
 	echo origin-says-hello >"$RN_DIR/www/hello.txt"
 	ip netns exec "$RN_NS" python3 -m http.server --bind 0.0.0.0 --directory "$RN_DIR/www" 8080 \
@@ -75,9 +65,7 @@ teardown_file() {
 	for f in origin.pid peer.pid; do
 		[ -f "$RN_DIR/$f" ] && kill "$(cat "$RN_DIR/$f")" 2>/dev/null
 	done
-	ip netns del "$RN_NS" 2>/dev/null
-	ip link del "$RN_VH" 2>/dev/null
-	true
+	testnet_down "$RN_NS" "$RN_VH"
 }
 
 # The mirror's host name, from the apt sources of this machine.

@@ -8,6 +8,7 @@
 # nothing leaves this machine.
 
 bats_require_minimum_version 1.5.0
+source "$BATS_TEST_DIRNAME/../testnet.bash"
 
 HARNESS=${EGRESS_HARNESS:-$BATS_TEST_DIRNAME/../tools/egress-harness}
 TOKEN=0123456789abcdef0123456789abcdef
@@ -19,23 +20,11 @@ setup_file() {
 		echo "egress.bats needs python3, jq and curl" >&2; return 1; }
 
 	export EG_DIR=$BATS_FILE_TMPDIR
-	export EG_N=$(( $$ % 200 + 20 ))
-	export EG_NS=prt-eg-$$
-	export EG_VH=preg$$a EG_VN=preg$$b
-	export EG_PUB=198.18.$EG_N.2 EG_SELF=198.18.$EG_N.1 EG_PRIV=10.200.$EG_N.2
+	testnet_up eg 198.18 10.200
+	export EG_N=$TN_N EG_NS=$TN_NS EG_VH=$TN_VH EG_PUB=$TN_PUB EG_SELF=$TN_SELF EG_PRIV=$TN_PRIV
 	# Below the ephemeral range (32768+), so no client socket holds it.
 	export EG_PEER_PORT=$(( 10000 + $$ % 20000 ))
 
-	ip netns add "$EG_NS"
-	ip link add "$EG_VH" type veth peer name "$EG_VN"
-	ip link set "$EG_VN" netns "$EG_NS"
-	ip addr add "$EG_SELF/24" dev "$EG_VH"
-	ip addr add "10.200.$EG_N.1/24" dev "$EG_VH"
-	ip link set "$EG_VH" up
-	ip -n "$EG_NS" addr add "$EG_PUB/24" dev "$EG_VN"
-	ip -n "$EG_NS" addr add "$EG_PRIV/24" dev "$EG_VN"
-	ip -n "$EG_NS" link set "$EG_VN" up
-	ip -n "$EG_NS" link set lo up
 
 	mkdir -p "$EG_DIR/www"
 	head -c 100M /dev/urandom >"$EG_DIR/www/big.bin"
@@ -79,9 +68,7 @@ teardown_file() {
 	for f in harness.pid origin.pid; do
 		[ -f "$EG_DIR/$f" ] && kill "$(cat "$EG_DIR/$f")" 2>/dev/null
 	done
-	ip netns del "$EG_NS" 2>/dev/null
-	ip link del "$EG_VH" 2>/dev/null
-	true
+	testnet_down "$EG_NS" "$EG_VH"
 }
 
 setup() {

@@ -135,6 +135,16 @@ rootfs_mounts() {
 
 # run_ctr [runtime run options]: `run` the container in the foreground
 # (stdout and stderr captured in $output, exit code in $status).
+# use_userns: the container gets a new user namespace mapping 0-65535 to
+# host 100000-165535, and the mapped root owns the rootfs (as a usable
+# userns container needs).
+use_userns() {
+	chown -R 100000:100000 "$ROOTFS"
+	cfg_set '.linux.namespaces += [{"type": "user"}]
+		| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+}
+
 run_ctr() {
 	track_id "$CID"
 	run pr run --bundle "$BUNDLE" "$@" "$CID" </dev/null

@@ -355,10 +355,7 @@ plain-refused" ] || fail_with "$output"
 
 @test "idmap without mappings uses the container's user namespace" {
 	setup_bundle busybox
-	chown -R 100000:100000 "$ROOTFS"
-	cfg_set '.linux.namespaces += [{"type": "user"}]
-		| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
-		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	use_userns
 	mkdir -p "$TEST_DIR/src"
 	echo data >"$TEST_DIR/src/f"
 	chown 0:0 "$TEST_DIR/src" "$TEST_DIR/src/f"

@@ -7,11 +7,7 @@ load helpers
 
 @test "user namespace: uid_map and gid_map inside show the mapping" {
 	setup_bundle busybox
-	# The mapped root must own its rootfs for a usable container.
-	chown -R 100000:100000 "$ROOTFS"
-	cfg_set '.linux.namespaces += [{"type": "user"}]
-		| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
-		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	use_userns
 	cfg_args sh -c 'cat /proc/self/uid_map; cat /proc/self/gid_map; id -u; stat -c %u /bin/busybox'
 	run_ctr
 	assert_status 0
@@ -25,10 +21,7 @@ load helpers
 
 @test "user namespace: the container's root is an unprivileged host user" {
 	setup_bundle busybox
-	chown -R 100000:100000 "$ROOTFS"
-	cfg_set '.linux.namespaces += [{"type": "user"}]
-		| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
-		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	use_userns
 	cfg_args sleep 1000
 	create_ctr
 	pid=$(state_of "$CID" pid)
@@ -214,10 +207,7 @@ start_ns_owner() {
 
 @test "user namespace joined by path: the other container's mapping and root" {
 	setup_bundle busybox
-	chown -R 100000:100000 "$ROOTFS"
-	cfg_set '.linux.namespaces += [{"type": "user"}]
-		| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
-		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	use_userns
 	start_ns_owner
 	# B brings no mappings: a joined user namespace has its own already.
 	cfg_set --arg p "/proc/$A_PID/ns/user" 'del(.linux.uidMappings, .linux.gidMappings)

@@ -10,6 +10,7 @@
 # this machine.
 
 bats_require_minimum_version 1.5.0
+source "$BATS_TEST_DIRNAME/../testnet.bash"
 
 HARNESS=${EGRESS_HARNESS:-$BATS_TEST_DIRNAME/../tools/egress-harness}
 CLIENT=$BATS_TEST_DIRNAME/hostile-client.py
@@ -21,17 +22,8 @@ setup_file() {
 	[ -x "$HARNESS" ] || { echo "no harness at $HARNESS (make check builds it)" >&2; return 1; }
 	command -v python3 >/dev/null || { echo "needs python3" >&2; return 1; }
 	export HD=$BATS_FILE_TMPDIR
-	export HN=$(( $$ % 200 + 20 ))
-	export HNS=prt-hs-$$ HVH=prhs$$a HVN=prhs$$b
-	export HPUB=198.19.$HN.2 HSELF=198.19.$HN.1
-	ip netns add "$HNS"
-	ip link add "$HVH" type veth peer name "$HVN"
-	ip link set "$HVN" netns "$HNS"
-	ip addr add "$HSELF/24" dev "$HVH"
-	ip link set "$HVH" up
-	ip -n "$HNS" addr add "$HPUB/24" dev "$HVN"
-	ip -n "$HNS" link set "$HVN" up
-	ip -n "$HNS" link set lo up
+	testnet_up hs 198.19
+	export HNS=$TN_NS HVH=$TN_VH HPUB=$TN_PUB
 	mkdir -p "$HD/www"
 	echo hello >"$HD/www/index.html"
 	(cd "$HD/www" && exec ip netns exec "$HNS" python3 -m http.server --bind 0.0.0.0 8081) \
@@ -57,8 +49,7 @@ teardown_file() {
 	for f in harness.pid origin.pid; do
 		[ -f "$HD/$f" ] && kill "$(cat "$HD/$f")" 2>/dev/null
 	done
-	ip netns del "$HNS" 2>/dev/null
-	ip link del "$HVH" 2>/dev/null
+	testnet_down "$HNS" "$HVH"
 	true
 }
 
