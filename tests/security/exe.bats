@@ -44,6 +44,36 @@ SH
 	chmod 755 "$1"
 }
 
+# attacker_bundle DIR VICTIM_PID: a busybox bundle in DIR, configured like
+# $BUNDLE but in the victim's pid namespace, whose process runs the attack
+# script against pid 1.
+attacker_bundle() {
+	local b=$1 victim=$2
+	mkdir -p "$b"
+	cp -a "$IMAGE_CACHE/busybox" "$b/rootfs"
+	write_attack_script "$b/rootfs/attack.sh"
+	jq --arg r "$b/rootfs" --arg ns "/proc/$victim/ns/pid" \
+		'.root.path = $r | .root.readonly = false | .process.terminal = false
+		| .process.args = ["/attack.sh", "1"]
+		| .linux.namespaces = [.linux.namespaces[] | if .type == "pid" then .path = $ns else . end]' \
+		"$BUNDLE/config.json" >"$b/config.json"
+}
+
+# attack_victim DIR: starts the created attacker $CID-b (bundle DIR), lets
+# it take hold of pid 1's exe, starts the victim $CID and waits (10 s at
+# most) for the attack's outcome in DIR/rootfs/attack.log, then prints it.
+attack_victim() {
+	local b=$1 i=0
+	pr start "$CID-b"
+	wait_file "$b/rootfs/attack.log"
+	sleep 0.3
+	pr start "$CID"
+	while ! grep -qE 'WROTE|refused|failed' "$b/rootfs/attack.log" && [ $i -lt 200 ]; do
+		sleep 0.05; i=$((i + 1))
+	done
+	cat "$b/rootfs/attack.log"
+}
+
 @test "create: a container sharing the pid namespace cannot write the runtime through /proc/1/exe" {
 	setup_bundle busybox
 	cfg_args sleep 100
@@ -56,25 +86,10 @@ SH
 	# A second container joins the first one's pid namespace and attacks
 	# /proc/1/exe, while the host starts the first.
 	local b=$TEST_DIR/b
-	mkdir -p "$b"
-	cp -a "$IMAGE_CACHE/busybox" "$b/rootfs"
-	write_attack_script "$b/rootfs/attack.sh"
-	jq --arg r "$b/rootfs" --arg ns "/proc/$victim/ns/pid" \
-		'.root.path = $r | .root.readonly = false | .process.terminal = false
-		| .process.args = ["/attack.sh", "1"]
-		| .linux.namespaces = [.linux.namespaces[] | if .type == "pid" then .path = $ns else . end]' \
-		"$BUNDLE/config.json" >"$b/config.json"
+	attacker_bundle "$b" "$victim"
 	track_id "$CID-b"
 	pr create --bundle "$b" "$CID-b" </dev/null >"$TEST_DIR/b.out" 2>&1
-	pr start "$CID-b"
-	wait_file "$b/rootfs/attack.log"
-	sleep 0.3
-	pr start "$CID"
-	local i=0
-	while ! grep -qE 'WROTE|refused|failed' "$b/rootfs/attack.log" && [ $i -lt 200 ]; do
-		sleep 0.05; i=$((i + 1))
-	done
-	cat "$b/rootfs/attack.log"
+	attack_victim "$b"
 	grep -q '^exe /memfd:' "$b/rootfs/attack.log" || fail_with "the attacker saw a non-memfd runtime: $(cat "$b/rootfs/attack.log")"
 	! grep -q WROTE "$b/rootfs/attack.log" || fail_with "the attacker wrote to the runtime's exe"
 	teardown_check_hash
@@ -230,26 +245,11 @@ ro_copy() {
 	# nothing executes the read-only file any more (no ETXTBSY): only the
 	# read-only mount stands in the way, and the error must be EROFS.
 	local b=$TEST_DIR/b
-	mkdir -p "$b"
-	cp -a "$IMAGE_CACHE/busybox" "$b/rootfs"
-	write_attack_script "$b/rootfs/attack.sh"
-	jq --arg r "$b/rootfs" --arg ns "/proc/$victim/ns/pid" \
-		'.root.path = $r | .root.readonly = false | .process.terminal = false
-		| .process.args = ["/attack.sh", "1"]
-		| .linux.namespaces = [.linux.namespaces[] | if .type == "pid" then .path = $ns else . end]' \
-		"$BUNDLE/config.json" >"$b/config.json"
+	attacker_bundle "$b" "$victim"
 	track_id "$CID-b"
 	"$RO_PROCTOR" --root "$PROCTOR_ROOT" create --bundle "$b" "$CID-b" </dev/null >"$TEST_DIR/b.out" 2>&1 ||
 		fail_with "create of the attacker failed: $(cat "$TEST_DIR/b.out")"
-	pr start "$CID-b"
-	wait_file "$b/rootfs/attack.log"
-	sleep 0.3
-	pr start "$CID"
-	local i=0
-	while ! grep -qE 'WROTE|refused|failed' "$b/rootfs/attack.log" && [ $i -lt 200 ]; do
-		sleep 0.05; i=$((i + 1))
-	done
-	cat "$b/rootfs/attack.log"
+	attack_victim "$b"
 	! grep -q '^exe /memfd:' "$b/rootfs/attack.log" || fail_with "the attacker saw a memfd: the read-only shortcut was not taken"
 	grep -q '^exe ' "$b/rootfs/attack.log" && ! grep -q 'open-ro failed' "$b/rootfs/attack.log" ||
 		fail_with "the attacker could not hold /proc/1/exe: the test proves nothing"

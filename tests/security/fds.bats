@@ -13,6 +13,28 @@ load helpers
 # holds one fd on the directory it lists: drop the fd that points at it.
 FDLIST='for f in /proc/self/fd/*; do n=${f##*/}; t=$(readlink $f) || continue; [ -n "$t" ] || continue; case $t in /proc/*/fd) continue;; esac; echo "$n $t"; done'
 
+# running_sleeper: a busybox container $CID running `sleep 100`.
+running_sleeper() {
+	setup_bundle busybox
+	cfg_args sleep 100
+	create_ctr
+	pr start "$CID"
+	wait_status "$CID" running
+}
+
+# only_stdio_listed OUT ERR: once OUT (a $FDLIST run ending in END) is
+# complete, it lists fds 0, 1 and 2 only, fd 2 is the file ERR, and ERR is
+# empty.  Leaves the listing in $output.
+only_stdio_listed() {
+	wait_end "$1"
+	output=$(grep -vx END "$1")
+	echo "$output"
+	fds=$(echo "$output" | awk '{print $1}' | sort -n | tr '\n' ' ')
+	[ "$fds" = "0 1 2 " ] || fail_with "unexpected fds: $output"
+	echo "$output" | grep -qx "2 $2" || fail_with "fd 2 is not the stderr file $2: $output"
+	[ ! -s "$2" ] || fail_with "stderr: $(cat "$2")"
+}
+
 @test "run: only stdio reaches the container, even with host fds open in the runtime" {
 	setup_bundle busybox
 	cfg_args sh -c "$FDLIST"
@@ -27,11 +49,7 @@ FDLIST='for f in /proc/self/fd/*; do n=${f##*/}; t=$(readlink $f) || continue; [
 }
 
 @test "exec: only stdio reaches an exec'd process" {
-	setup_bundle busybox
-	cfg_args sleep 100
-	create_ctr
-	pr start "$CID"
-	wait_status "$CID" running
+	running_sleeper
 	run pr exec "$CID" sh -c "$FDLIST" </dev/null 5</ 6<"$TEST_DIR" 7<"$PROCTOR" 9<"$BUNDLE/config.json"
 	assert_status 0
 	echo "$output"
@@ -65,33 +83,17 @@ wait_end() {
 		5</ 6<"$TEST_DIR" 7<"$PROCTOR" 8< <(sleep 5 3>&-) 9<"$BUNDLE/config.json" ||
 		fail_with "create failed: $(cat "$TEST_DIR/c.err")"
 	pr start "$CID" </dev/null 5</ 6<"$TEST_DIR" 7<"$PROCTOR" 8< <(sleep 5 3>&-) 9<"$BUNDLE/config.json"
-	wait_end "$TEST_DIR/c.out"
-	output=$(grep -vx END "$TEST_DIR/c.out")
-	echo "$output"
-	fds=$(echo "$output" | awk '{print $1}' | sort -n | tr '\n' ' ')
-	[ "$fds" = "0 1 2 " ] || fail_with "unexpected fds in the init: $output"
-	# stdio are the files create was given (fd 1 is the listing's pipe).
+	only_stdio_listed "$TEST_DIR/c.out" "$TEST_DIR/c.err"
+	# stdin is the one create was given.
 	echo "$output" | grep -qx "0 /dev/null" || fail_with "fd 0 is not create's /dev/null: $output"
-	echo "$output" | grep -qx "2 $TEST_DIR/c.err" || fail_with "fd 2 is not create's stderr file: $output"
-	[ ! -s "$TEST_DIR/c.err" ] || fail_with "stderr: $(cat "$TEST_DIR/c.err")"
 }
 
 @test "exec --detach: only stdio reaches the process, with its output in a file" {
-	setup_bundle busybox
-	cfg_args sleep 100
-	create_ctr
-	pr start "$CID"
-	wait_status "$CID" running
+	running_sleeper
 	pr exec --detach "$CID" sh -c "$FDLIST; echo END" </dev/null >"$TEST_DIR/x.out" 2>"$TEST_DIR/x.err" \
 		5</ 6<"$TEST_DIR" 7<"$PROCTOR" 8< <(sleep 5 3>&-) 9<"$BUNDLE/config.json" ||
 		fail_with "exec --detach failed: $(cat "$TEST_DIR/x.err")"
-	wait_end "$TEST_DIR/x.out"
-	output=$(grep -vx END "$TEST_DIR/x.out")
-	echo "$output"
-	fds=$(echo "$output" | awk '{print $1}' | sort -n | tr '\n' ' ')
-	[ "$fds" = "0 1 2 " ] || fail_with "unexpected fds in the detached process: $output"
-	echo "$output" | grep -qx "2 $TEST_DIR/x.err" || fail_with "fd 2 is not exec's stderr file: $output"
-	[ ! -s "$TEST_DIR/x.err" ] || fail_with "stderr: $(cat "$TEST_DIR/x.err")"
+	only_stdio_listed "$TEST_DIR/x.out" "$TEST_DIR/x.err"
 }
 
 @test "preserved fds are the only extra descriptors" {
@@ -123,11 +125,7 @@ wait_end() {
 }
 
 @test "exec --preserve-fds passes exactly the named fds" {
-	setup_bundle busybox
-	cfg_args sleep 100
-	create_ctr
-	pr start "$CID"
-	wait_status "$CID" running
+	running_sleeper
 	echo x >"$TEST_DIR/x"
 	run pr exec --preserve-fds 1 "$CID" sh -c "$FDLIST" </dev/null 3<"$TEST_DIR/x" 4</ 5<"$TEST_DIR"
 	assert_status 0
@@ -140,11 +138,7 @@ wait_end() {
 # exec.fifo in create.  Handing that on would give the container a host
 # directory (/proc/self/fd/N/../..) to escape through.
 @test "--preserve-fds never passes a runtime fd in a number the caller left free" {
-	setup_bundle busybox
-	cfg_args sleep 100
-	create_ctr
-	pr start "$CID"
-	wait_status "$CID" running
+	running_sleeper
 	echo x >"$TEST_DIR/x"
 	# Nothing open at 3 and 4; then a gap at 4 only.
 	run pr exec --preserve-fds 2 "$CID" sh -c "$FDLIST" </dev/null 3<&- 4<&-
