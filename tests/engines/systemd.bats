@@ -145,6 +145,19 @@ scope_dirs() { sd sh -c "ls -d /sys/fs/cgroup/*/system.slice/$UNIT 2>/dev/null" 
 	[ "$status" -ne 0 ]
 }
 
+@test "systemd: crun's --cgroup-manager systemd is the same driver" {
+	make_bundle "system.slice:proctor:$CID"
+	run sdp --cgroup-manager systemd run -d --bundle "/bundles/$CID" "$CID"
+	assert_status 0
+	[ "$(unit_prop "$UNIT" ActiveState)" = active ] || fail_with "$UNIT: $(sd systemctl status "$UNIT" --no-pager 2>&1)"
+	[ "$(unit_prop "$UNIT" Delegate)" = yes ]
+	[ "$(sd cat "/sys/fs/cgroup/memory/system.slice/$UNIT/memory.limit_in_bytes")" = 67108864 ]
+	run sdp --cgroup-manager systemd delete -f "$CID"
+	assert_status 0
+	[ "$(unit_prop "$UNIT" LoadState)" = not-found ] || fail_with "$UNIT still loaded"
+	[ -z "$(scope_dirs)" ] || fail_with "cgroup left: $(scope_dirs)"
+}
+
 @test "systemd: a slice without .slice fails clearly and leaves no unit, cgroup or state" {
 	make_bundle "system:proctor:$CID"
 	run sdp --systemd-cgroup run -d --bundle "/bundles/$CID" "$CID"
