@@ -271,7 +271,28 @@ pr_json_get_idmaps (yajl_val obj, const char *parent, const char *key, struct pr
           if (!have)
             return pr_json_missing (elem, fields[f], err);
         }
+      /* What the kernel's uid_map/gid_map write would refuse with a bare
+       * EINVAL (user_namespaces(7)): an empty range, one past 2^32. */
+      if (maps[i].size == 0)
+        return pr_error_invalid (err, "%s.size: must be at least 1", elem);
+      if ((uint64_t) maps[i].container_id + maps[i].size > UINT64_C (1) << 32
+          || (uint64_t) maps[i].host_id + maps[i].size > UINT64_C (1) << 32)
+        return pr_error_invalid (err, "%s: the range ends past 4294967295", elem);
     }
+  /* user_namespaces(7): at most 340 lines since Linux 4.15. */
+  if (len > 340)
+    return pr_error_invalid (err, "%s: %zu mappings, the kernel takes at most 340", path, len);
+  for (size_t i = 0; i < len; i++)
+    for (size_t j = i + 1; j < len; j++)
+      {
+        const struct pr_idmap *a = &maps[i], *b = &maps[j];
+        bool inside = (uint64_t) a->container_id < (uint64_t) b->container_id + b->size
+                      && (uint64_t) b->container_id < (uint64_t) a->container_id + a->size;
+        bool outside = (uint64_t) a->host_id < (uint64_t) b->host_id + b->size
+                       && (uint64_t) b->host_id < (uint64_t) a->host_id + a->size;
+        if (inside || outside)
+          return pr_error_invalid (err, "%s[%zu] and [%zu]: the ranges overlap", path, i, j);
+      }
   *out = steal_pointer (&maps);
   *n = len;
   return 0;

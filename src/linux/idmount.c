@@ -20,11 +20,22 @@
 #include "namespace.h"
 #include "safepath.h"
 
+/* crun's "idmap=uids=...;gids=..." form carries the mappings in the
+ * option itself. */
+static const char *
+valued_idmap_option (const struct pr_mount *m)
+{
+  for (size_t i = 0; m->options && m->options[i]; i++)
+    if (strncmp (m->options[i], "idmap=", 6) == 0 || strncmp (m->options[i], "ridmap=", 7) == 0)
+      return m->options[i];
+  return NULL;
+}
+
 bool
 pr_idmount_wanted (const struct pr_mount *m)
 {
-  return has_option (m->options, "idmap") || has_option (m->options, "ridmap") || m->n_uid_mappings > 0
-         || m->n_gid_mappings > 0;
+  return has_option (m->options, "idmap") || has_option (m->options, "ridmap") || valued_idmap_option (m)
+         || m->n_uid_mappings > 0 || m->n_gid_mappings > 0;
 }
 
 static bool
@@ -43,6 +54,14 @@ pr_idmount_validate (const struct pr_config *cfg, pr_error **err)
       if (!pr_idmount_wanted (m))
         continue;
       const char *d = m->destination ? m->destination : "";
+      const char *valued = valued_idmap_option (m);
+      /* Passing it on as filesystem data would make a plain bind mount:
+       * less than was asked for, silently. */
+      if (valued)
+        return pr_error_invalid (err,
+                                 "config.json: mounts[%zu] (%s): option `%s`: mappings inside the option are not "
+                                 "supported; give the mount uidMappings and gidMappings with `idmap`",
+                                 i, d, valued);
       if (!is_bind (m))
         return pr_error_invalid (err, "config.json: mounts[%zu] (%s): idmapped mounts must be bind mounts", i, d);
       if ((m->n_uid_mappings > 0) != (m->n_gid_mappings > 0))

@@ -17,11 +17,13 @@
 #include "../config/config.h"
 #include "../core/error.h"
 
-/* True when mount m asks to be idmapped: an "idmap" or "ridmap" option, or
- * uidMappings/gidMappings of its own. */
+/* True when mount m asks to be idmapped: an "idmap" or "ridmap" option
+ * (with or without "=VALUE"), or uidMappings/gidMappings of its own. */
 bool pr_idmount_wanted (const struct pr_mount *m);
 
-/* Checks every idmapped mount of cfg before anything is created: it is a
+/* Checks every idmapped mount of cfg before anything is created: no
+ * "idmap=VALUE" option (crun's in-option mappings, refused rather than
+ * passed on as data, which would give a plain bind); it is a
  * bind mount (bind/rbind option or type "bind"); uidMappings and
  * gidMappings come together; without them the container has a user
  * namespace whose mappings can be used (a new one with linux.uidMappings,

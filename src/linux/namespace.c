@@ -120,7 +120,8 @@ write_map (pid_t pid, const char *file, const struct pr_idmap *m, size_t n, pr_e
     return pr_error_set (err, errno, "open `%s`", path);
   /* The kernel accepts a map in exactly one write(2). */
   if (write (fd, text, strlen (text)) < 0)
-    return pr_error_set (err, errno, "write %s `%s`", file, text);
+    return pr_error_set (err, errno, "write %s (%zu line%s, first `%u %u %u`)", file, n, n == 1 ? "" : "s",
+                         n ? m[0].container_id : 0, n ? m[0].host_id : 0, n ? m[0].size : 0);
   return 0;
 }
 

@@ -54,6 +54,26 @@ create_must_fail() {
 		fail_with "error does not name the field: $stderr"
 }
 
+@test "impossible uid/gid mappings name the field instead of the kernel's EINVAL" {
+	setup_bundle busybox
+	local base
+	base=$(cat "$BUNDLE/config.json")
+	local -a cases=(
+		'[{"containerID": 0, "hostID": 100000, "size": 0}]|linux.uidMappings[0].size: must be at least 1'
+		'[{"containerID": 0, "hostID": 4294967290, "size": 100}]|linux.uidMappings[0]: the range ends past 4294967295'
+		'[{"containerID": 0, "hostID": 100000, "size": 100}, {"containerID": 50, "hostID": 200000, "size": 10}]|linux.uidMappings[0] and [1]: the ranges overlap'
+	)
+	local entry maps want
+	for entry in "${cases[@]}"; do
+		maps=${entry%%|*}
+		want=${entry#*|}
+		jq --argjson m "$maps" '.linux.namespaces += [{"type": "user"}] | .linux.uidMappings = $m
+			| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]' <<<"$base" >"$BUNDLE/config.json"
+		create_must_fail
+		[[ "$stderr" == *"$want"* ]] || fail_with "wanted '$want': $stderr"
+	done
+}
+
 @test "unknown namespace type" {
 	setup_bundle busybox
 	cfg_set '.linux.namespaces += [{"type": "prtbogus"}]'

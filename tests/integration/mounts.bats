@@ -401,6 +401,7 @@ wrote" ] || fail_with "$output"
 		'tmpfs|.mounts += [{"destination": "/idm", "type": "tmpfs", "source": "tmpfs", "options": ["idmap"], "uidMappings": $m, "gidMappings": $m}]|idmapped mounts must be bind mounts'
 		'uid only|.mounts += [{"destination": "/idm", "type": "bind", "source": $s, "options": ["bind", "idmap"], "uidMappings": $m}]|uidMappings and gidMappings go together'
 		'no mapping, no userns|.mounts += [{"destination": "/idm", "type": "bind", "source": $s, "options": ["bind", "idmap"]}]|idmap without uidMappings/gidMappings needs a user namespace'
+		'crun in-option mappings|.mounts += [{"destination": "/idm", "type": "bind", "source": $s, "options": ["bind", "idmap=uids=0-1000-10;gids=0-1000-10"]}]|mappings inside the option are not supported'
 		'missing source|.mounts += [{"destination": "/idm", "type": "bind", "source": ($s + "/nope"), "options": ["bind", "idmap"], "uidMappings": $m, "gidMappings": $m}]|open_tree: no such file or directory'
 	)
 	local entry name filter want

@@ -110,3 +110,49 @@ common_checks() {
 	echo "$output" | grep -q '^probe_during=ok' ||
 		fail_with "a new client was not served while 10,000 idle connections were open (at the connection limit the oldest idle one must make room)"
 }
+
+# At the connection limit the helper closes an idle client to make room.
+# A client whose request is already queued in its socket, not yet read
+# because a burst of accepts came first, is not idle: a flood of
+# connections that send nothing must lose their slots before it does.
+# The helper is stopped while the request and the flood queue up, so the
+# burst is certain.  A helper of its own with RLIMIT_NOFILE 256: 32 slots.
+@test "egress hostile: at the connection limit a client with its request queued outlives a flood of idle ones" {
+	rm -f "$HD/small.ready"
+	prlimit --nofile=256:256 "$HARNESS" --policy "$HD/policy.json" --agent 127.0.0.1:0 \
+		--hosts "$HD/hosts" --resolv "$HD/resolv.conf" --ready-file "$HD/small.ready" \
+		>"$HD/small.log" 2>&1 3>&- &
+	local small=$!
+	local i
+	for i in $(seq 50); do [ -s "$HD/small.ready" ] && break; sleep 0.1; done
+	local port
+	port=$(sed -n 's/^agent=//p' "$HD/small.ready")
+	run timeout 60 python3 - "$port" "$small" <<-'PY'
+	import os, signal, socket, sys, time
+	port, helper = int(sys.argv[1]), int(sys.argv[2])
+	idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(32)]
+	time.sleep(0.5)
+	os.kill(helper, signal.SIGSTOP)
+	try:
+	    probe = socket.create_connection(("127.0.0.1", port))
+	    probe.sendall(b"GET http://allowed.test:8081/ HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n")
+	    flood = []
+	    for _ in range(64):
+	        s = socket.socket(); s.setblocking(False)
+	        try: s.connect(("127.0.0.1", port))
+	        except BlockingIOError: pass
+	        flood.append(s)
+	    time.sleep(0.1)
+	finally:
+	    os.kill(helper, signal.SIGCONT)
+	probe.settimeout(10)
+	try:
+	    line = probe.recv(4096).split(b"\r\n")[0].decode("latin1") or "closed without a reply"
+	except OSError as e:
+	    line = "error: %s" % e
+	print(line)
+	PY
+	kill "$small" 2>/dev/null || true
+	[ "$status" -eq 0 ] || fail_with "client: $output"
+	[[ "$output" == "HTTP/1."[01]" 200"* ]] || fail_with "the queued request was not served: $output"
+}

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -201,16 +202,45 @@ pr_conn_free (struct pr_conn *c)
   pr_egress_conn_closed (eg);
 }
 
-/* The oldest connection still waiting for its request head (nothing
- * decided yet, nothing to log), or NULL. */
+static bool
+waiting_for_head (struct pr_conn *c)
+{
+  return c->head_deadline && evtimer_pending (c->head_deadline, NULL);
+}
+
+/* Nothing of a request has arrived: no byte read into the bufferevent and
+ * none waiting in the socket (FIONREAD). */
+static bool
+sent_nothing (struct pr_conn *c)
+{
+  int queued = 0;
+  if (c->s[CLI].bev == NULL || evbuffer_get_length (bufferevent_get_input (c->s[CLI].bev)) > 0)
+    return false;
+  return ioctl (bufferevent_getfd (c->s[CLI].bev), FIONREAD, &queued) == 0 && queued == 0;
+}
+
+/* The connection to close when every slot is taken: the oldest one that
+ * has sent nothing at all, else the oldest still waiting for its request
+ * head (nothing decided yet, nothing to log), else NULL.  A client whose
+ * request is already queued in its socket, not yet read because accepting
+ * a flood came first, is never closed before one that sent nothing. */
 static struct pr_conn *
 oldest_idle (struct pr_egress *eg)
 {
-  struct pr_conn *victim = NULL;
+  struct pr_conn *tail = NULL, *fallback = NULL;
   for (struct pr_conn *c = eg->conns; c; c = c->next)
-    if (c->head_deadline && evtimer_pending (c->head_deadline, NULL))
-      victim = c; /* the list is newest first: the last match is the oldest */
-  return victim;
+    tail = c;
+  /* The list is newest first: walk back from the oldest. */
+  for (struct pr_conn *c = tail; c; c = c->prev)
+    {
+      if (!waiting_for_head (c))
+        continue;
+      if (sent_nothing (c))
+        return c;
+      if (fallback == NULL)
+        fallback = c;
+    }
+  return fallback;
 }
 
 bool
