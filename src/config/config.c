@@ -338,6 +338,29 @@ pr_keyvals_free (struct pr_keyval *kv, size_t n)
 
 /* ---- document -------------------------------------------------------- */
 
+long
+pr_json_nul_escape (const char *data, size_t len)
+{
+  bool in_string = false;
+  for (size_t i = 0; i < len; i++)
+    {
+      if (!in_string)
+        {
+          in_string = data[i] == '"';
+          continue;
+        }
+      if (data[i] == '"')
+        in_string = false;
+      else if (data[i] == '\\')
+        {
+          if (i + 5 < len && data[i + 1] == 'u' && memcmp (data + i + 2, "0000", 4) == 0)
+            return (long) i;
+          i++;
+        }
+    }
+  return -1;
+}
+
 /* Rejects documents nested deeper than PR_JSON_MAX_DEPTH and embedded NUL
  * bytes (yajl_tree_parse takes a C string, so a NUL would silently end the
  * document early).  A cheap lexical scan: brackets inside strings and
@@ -350,6 +373,9 @@ check_json_shape (const char *data, size_t len, const char *what, pr_error **err
   const char *nul = memchr (data, '\0', len);
   if (nul)
     return pr_error_set (err, 0, "invalid %s: NUL byte at offset %zu", what, (size_t) (nul - data));
+  long esc = pr_json_nul_escape (data, len);
+  if (esc >= 0)
+    return pr_error_set (err, 0, "invalid %s: \\u0000 (NUL) in a string at offset %ld", what, esc);
   for (size_t i = 0; i < len; i++)
     {
       char c = data[i];

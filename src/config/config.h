@@ -238,6 +238,13 @@ struct pr_config
   yajl_val tree; /* the parsed document; owns linux.resources */
 };
 
+/* The offset of the first "\u0000" escape inside a JSON string of data
+ * (len bytes), or -1 when there is none.  yajl_tree hands strings over as
+ * C strings, so such a value would be cut at the NUL without a word
+ * ("/tests\u0000/x" read as "/tests"); the parsers refuse it instead.
+ * A cheap lexical scan (an escaped backslash before "u0000" is text). */
+long pr_json_nul_escape (const char *data, size_t len);
+
 /* Parses config.json text (len bytes, need not be NUL-terminated) into a
  * new *out.  Errors (errnum 0 unless noted): malformed JSON ("invalid
  * config.json: <yajl message>"), a wrong type or impossible value for any

@@ -163,6 +163,9 @@ parse_document (const char *data, size_t len, bool check_sources, struct pr_poli
     return pr_policy_perr (err, "document is larger than %d bytes", POLICY_MAX_BYTES);
   if (memchr (data, '\0', len))
     return pr_policy_perr (err, "malformed JSON: NUL byte in the document");
+  long esc = pr_json_nul_escape (data, len);
+  if (esc >= 0)
+    return pr_policy_perr (err, "malformed JSON: \\u0000 (NUL) in a string at offset %ld", esc);
   _cleanup_free_ char *buf = xmalloc (len + 1);
   memcpy (buf, data, len);
   buf[len] = '\0';

@@ -334,6 +334,13 @@ test_malformed_json (void **state)
   assert_int_equal (pr_config_parse ("{\"ociVersion\":\"1\"}\0junk", 23, &cfg, &err), -1);
   assert_non_null (strstr (err->msg, "NUL byte"));
   pr_error_free (&err);
+  /* Nor may the escaped form: yajl would hand over "/a" for "/a\u0000/b". */
+  expect_error ("{\"ociVersion\": \"1.0.0\", \"hostname\": \"a\\u0000b\"}",
+                "invalid config.json: \\u0000 (NUL) in a string at offset 38");
+  /* An escaped backslash before "u0000" is text. */
+  cfg = parse_ok ("{\"ociVersion\": \"1.0.0\", \"hostname\": \"a\\\\u0000b\"}");
+  assert_string_equal (cfg->hostname, "a\\u0000b");
+  pr_config_free (cfg);
 }
 
 static void

@@ -28,6 +28,8 @@ struct bad_case
 static const struct bad_case bad_cases[] = {
   { "{\"version\": 1,", "rollout policy: malformed JSON: parse error: premature EOF" },
   { "[1]", "rollout policy: expected a JSON object, got an array" },
+  { "{\"version\": 1, \"hide\": [\"/tests\\u0000/x\"]}",
+    "rollout policy: malformed JSON: \\u0000 (NUL) in a string at offset 31" },
   { "{}", "rollout policy: version: missing (expected 1)" },
   { "{\"version\": 2}", "rollout policy: version: unsupported version 2 (expected 1)" },
   { "{\"version\": \"1\"}", "rollout policy: version: expected the integer 1, got a string" },
