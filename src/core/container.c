@@ -371,6 +371,26 @@ create_systemd_cgroup (struct create_ctx *c, pr_error **err)
   return pr_cgroup_apply_resources (c->cgroup_path, c->cfg->linux.resources, false, err);
 }
 
+/* A setup process killed by the kernel's OOM killer only shows as "exited
+ * before it was ready": say so when the container's cgroup counted an OOM
+ * kill (a memory limit below what the runtime needs, e.g. 1 byte). */
+static void
+explain_oom (const struct create_ctx *c, pr_error **err)
+{
+  pr_error *e = NULL;
+  uint64_t kills = 0;
+  if (c->cgroup_path == NULL || !c->cgroup_created)
+    return;
+  if (pr_cgroup_oom_kills (c->cgroup_path, &kills, &e) < 0)
+    {
+      pr_error_free (&e);
+      return;
+    }
+  if (kills > 0)
+    pr_error_wrap (err, "the container's cgroup ran out of memory (%llu OOM kill%s; see linux.resources.memory.limit)",
+                   (unsigned long long) kills, kills == 1 ? "" : "s");
+}
+
 static int
 drive_children (struct create_ctx *c, pr_error **err)
 {
@@ -507,7 +527,10 @@ pr_container_create (const struct pr_global *g, const struct pr_create_opts *o, 
     close (c.console_fd);
   c.console_fd = -1;
   if (drive_children (&c, err) < 0)
-    goto fail;
+    {
+      explain_oom (&c, err);
+      goto fail;
+    }
   if (c.local_console >= 0 && console_master_out
       && pr_console_receive_master (c.local_console, console_master_out, err) < 0)
     goto fail;

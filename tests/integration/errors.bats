@@ -74,6 +74,14 @@ create_must_fail() {
 	done
 }
 
+@test "a memory limit too small to start the container says it ran out of memory" {
+	runtime_is proctor || skip "proctor's wording"
+	setup_bundle busybox
+	cfg_set '.linux.resources.memory = {"limit": 1}'
+	create_must_fail
+	[[ "$stderr" == *"ran out of memory"*"linux.resources.memory.limit"* ]] || fail_with "no OOM hint: $stderr"
+}
+
 @test "unknown namespace type" {
 	setup_bundle busybox
 	cfg_set '.linux.namespaces += [{"type": "prtbogus"}]'
