@@ -242,6 +242,11 @@ pr_config_parse_process (yajl_val obj, const char *parent, struct pr_process *p,
   p->oom_score_adj = (int) oom;
   if (p->args == NULL || p->args[0] == NULL)
     return pr_error_set (err, 0, "%s: args must not be empty", pr_jpath (path, parent, "args"));
+  /* runtime-spec config.md "process": env entries are KEY=VALUE; one
+   * without '=' would be dropped without a word (runc refuses it too). */
+  for (size_t i = 0; p->env && p->env[i]; i++)
+    if (strchr (p->env[i], '=') == NULL || p->env[i][0] == '=')
+      return pr_error_invalid (err, "%s[%zu]: `%s` is not KEY=VALUE", pr_jpath (path, parent, "env"), i, p->env[i]);
   if (p->env == NULL)
     p->env = xmalloc0 (sizeof (char *));
   /* runtime-spec: cwd is REQUIRED and MUST be absolute.  Engines always

@@ -82,6 +82,14 @@ create_must_fail() {
 	[[ "$stderr" == *"ran out of memory"*"linux.resources.memory.limit"* ]] || fail_with "no OOM hint: $stderr"
 }
 
+@test "a process.env entry without '=' is refused, not dropped" {
+	setup_bundle busybox
+	cfg_set '.process.env = ["PATH=/bin", "NOEQ"]'
+	create_must_fail
+	[[ "$stderr" == *NOEQ* ]] || fail_with "error does not name the entry: $stderr"
+	! runtime_is proctor || [[ "$stderr" == *"process.env[1]: \`NOEQ\` is not KEY=VALUE"* ]] || fail_with "$stderr"
+}
+
 @test "unknown namespace type" {
 	setup_bundle busybox
 	cfg_set '.linux.namespaces += [{"type": "prtbogus"}]'
