@@ -137,6 +137,12 @@ main (int argc, char **argv)
       return 0;
     }
   const char *name = argv[first];
+  /* runc's `help` command: the same text as --help. */
+  if (strcmp (name, "help") == 0)
+    {
+      print_help ();
+      return 0;
+    }
   for (size_t i = 0; commands[i]; i++)
     {
       if (strcmp (commands[i]->name, name) != 0)
