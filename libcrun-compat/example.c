@@ -7,7 +7,10 @@
  *   example lifecycle ROOT BUNDLE ID  load the config from memory, then
  *                                     create, state, start, exec, kill,
  *                                     delete, printing each step
- *   example bad-config                show the error of an invalid config */
+ *   example bad-config                show the error of an invalid config
+ *
+ * EXAMPLE_PRESERVE_FDS=N in the environment sets the context's
+ * preserve_fds (fds 3 .. 3+N-1 of this program pass to the container). */
 #define _GNU_SOURCE
 #include <libproctor-crun.h>
 
@@ -154,6 +157,9 @@ main (int argc, char **argv)
   char config[4096];
   snprintf (config, sizeof config, "%s/config.json", argv[3]);
   libcrun_context_t ctx = { .state_root = argv[2], .bundle = argv[3], .id = argv[4] };
+  const char *preserve = getenv ("EXAMPLE_PRESERVE_FDS");
+  if (preserve)
+    ctx.preserve_fds = atoi (preserve);
   if (strcmp (argv[1], "run") == 0)
     return do_run (&ctx, config);
   if (strcmp (argv[1], "lifecycle") == 0)

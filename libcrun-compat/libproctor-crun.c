@@ -60,9 +60,6 @@ global_of (const libcrun_context_t *ctx)
     .systemd_cgroup = ctx->systemd_cgroup,
     .cgroup_manager = ctx->force_no_cgroup ? "disabled" : NULL,
   };
-  /* In a library the fds open at the call are the caller's: those are the
-   * ones preserve_fds may pass (fds.h). */
-  pr_caller_fds_snapshot (&g.caller_fds);
   return g;
 }
 
@@ -189,6 +186,10 @@ create_or_run (libcrun_context_t *ctx, libcrun_container_t *container, bool run,
   pr_error *e = NULL;
   _cleanup_close_ int fd = -1;
   _cleanup_free_ char *path = NULL;
+  /* In a library the fds open at the call are the caller's, the ones
+   * preserve_fds may pass (fds.h): taken before the config memfd below. */
+  struct pr_caller_fds caller;
+  pr_caller_fds_snapshot (&caller);
   if (check_context (ctx, true, &e) < 0)
     return to_crun_error (e, err);
   if (container == NULL)
@@ -199,6 +200,7 @@ create_or_run (libcrun_context_t *ctx, libcrun_container_t *container, bool run,
   if (memfd_with ("config.json", container->text, container->len, &fd, &path, &e) < 0)
     return to_crun_error (e, err);
   struct pr_global g = global_of (ctx);
+  g.caller_fds = caller;
   struct pr_create_opts o = {
     .id = ctx->id,
     .bundle = ctx->bundle,
@@ -329,6 +331,8 @@ exec_path (libcrun_context_t *ctx, const char *id, const char *process_path, con
   if (check_context (ctx, false, &e) < 0)
     return to_crun_error (e, err);
   struct pr_global g = global_of (ctx);
+  /* The caller's fds, the ones preserve_fds may pass (fds.h). */
+  pr_caller_fds_snapshot (&g.caller_fds);
   struct pr_exec_opts o = {
     .id = id,
     .process_path = process_path,

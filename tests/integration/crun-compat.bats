@@ -251,6 +251,22 @@ cgroup2_dir() {
 	assert_no_leftovers "$CID"
 }
 
+@test "libproctor-crun: preserve_fds passes the program's fds, never the library's own" {
+	need_proctor
+	ex=$(example_bin)
+	setup_bundle busybox
+	# The library opens a memfd for the config at the lowest free number:
+	# with fd 4 left free by the program, that is 4, inside the range.
+	cfg_args sh -c 'for f in /proc/self/fd/*; do n=${f##*/}; t=$(readlink $f) || continue; case $t in /proc/*) continue;; esac; echo "$n $t"; done'
+	echo x >"$TEST_DIR/three"
+	track_id "$CID"
+	EXAMPLE_PRESERVE_FDS=2 run "$ex" run "$PROCTOR_ROOT" "$BUNDLE" "$CID" </dev/null 3<"$TEST_DIR/three" 4<&-
+	assert_status 0
+	fds=$(grep -E '^[0-9]+ ' <<<"$output" | awk '{print $1}' | sort -n | tr '\n' ' ')
+	[ "$fds" = "0 1 2 3 " ] || fail_with "wanted 0-3: $output"
+	grep -qx "3 $TEST_DIR/three" <<<"$output" || fail_with "fd 3 is not the program's file: $output"
+}
+
 @test "libproctor-crun: create, state, start, exec, kill, delete from a config in memory" {
 	need_proctor
 	ex=$(example_bin)
