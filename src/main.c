@@ -117,13 +117,14 @@ main (int argc, char **argv)
   pr_error *err = NULL;
   int first = 0;
 
-  /* Before anything is opened (fds.h): an fd that later takes a number
-   * the caller left free must never pass as a preserved one. */
-  pr_caller_fds_snapshot (&g.caller_fds);
-
   int r = parse_globals (argc, argv, &g, &first, &err);
   if (r > 0)
     return 0;
+  /* Only the commands that start a container process preserve fds, and
+   * they must see the caller's fds before anything is opened (fds.h):
+   * parse_globals opens nothing, pr_log_init opens the log. */
+  if (r == 0 && first < argc && enters_container (argv[first]))
+    pr_caller_fds_snapshot (&g.caller_fds);
   if (r == 0 && pr_log_init (g.log, g.log_format, g.debug, &err) < 0)
     r = -1;
   if (r < 0)
