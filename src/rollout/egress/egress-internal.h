@@ -164,10 +164,17 @@ struct relay_dir
   size_t in_pipe;
   size_t high; /* queue bound once in a pipe: RELAY_HIGH .. RELAY_HIGH_MAX */
   bool pipe_tried;
-  bool grown; /* holds one of eg->grown_free */
   bool eof;  /* read side reached EOF */
   bool shut; /* we shut down the other side's write half */
 };
+
+/* A direction whose pipe has grown past PR_EGRESS_RELAY_HIGH holds one of
+ * eg->grown_free until its connection is freed. */
+static inline bool
+pr_relay_dir_grown (const struct relay_dir *d)
+{
+  return d->high > PR_EGRESS_RELAY_HIGH;
+}
 
 struct pr_conn
 {

@@ -182,7 +182,7 @@ pr_conn_free (struct pr_conn *c)
           close (c->d[i].pipe[1]);
           eg->pipes_free++;
         }
-      if (c->d[i].grown)
+      if (pr_relay_dir_grown (&c->d[i]))
         eg->grown_free++;
       free (c->d[i].buf);
     }
@@ -246,7 +246,12 @@ oldest_idle (struct pr_egress *eg)
 bool
 pr_proxy_has_idle (struct pr_egress *eg)
 {
-  return oldest_idle (eg) != NULL;
+  /* Any connection oldest_idle could pick: one still waiting for its head
+   * (no need to find which, nor to ask the sockets what they hold). */
+  for (struct pr_conn *c = eg->conns; c; c = c->next)
+    if (waiting_for_head (c))
+      return true;
+  return false;
 }
 
 bool

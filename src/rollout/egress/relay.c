@@ -102,18 +102,15 @@ dir_open_pipe (struct pr_egress *eg, struct relay_dir *d)
 static void
 dir_grow_pipe (struct pr_egress *eg, struct relay_dir *d)
 {
-  if (d->high >= PR_EGRESS_RELAY_HIGH_MAX)
+  bool grown = pr_relay_dir_grown (d);
+  if (d->high >= PR_EGRESS_RELAY_HIGH_MAX || (!grown && eg->grown_free == 0))
     return;
-  if (!d->grown)
-    {
-      if (eg->grown_free == 0)
-        return;
-      eg->grown_free--;
-      d->grown = true;
-    }
   int size = fcntl (d->pipe[1], F_SETPIPE_SZ, d->high * 2);
-  if (size > 0 && (size_t) size > d->high)
-    d->high = (size_t) size < PR_EGRESS_RELAY_HIGH_MAX ? (size_t) size : PR_EGRESS_RELAY_HIGH_MAX;
+  if (size <= 0 || (size_t) size <= d->high)
+    return;
+  if (!grown)
+    eg->grown_free--;
+  d->high = (size_t) size < PR_EGRESS_RELAY_HIGH_MAX ? (size_t) size : PR_EGRESS_RELAY_HIGH_MAX;
 }
 
 static bool
