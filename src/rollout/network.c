@@ -165,8 +165,8 @@ listeners_in_netns (const struct pr_policy *p, pid_t pid, struct listeners *l, p
  * different resolver or names than the host (air-gapped mirrors, tests with
  * their own origins).  The engine sets the runtime's environment (podman's
  * conmon_env_vars, a wrapper script), never the container.  A named file
- * that cannot be read fails create here, before the container exists,
- * rather than leaving a container whose helper died. */
+ * that cannot be read fails create here (whose cleanup then removes the
+ * container) rather than leaving a container whose helper died. */
 struct dns_files
 {
   const char *resolv_conf; /* NULL: /etc/resolv.conf */
