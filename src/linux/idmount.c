@@ -38,12 +38,6 @@ pr_idmount_wanted (const struct pr_mount *m)
          || m->n_uid_mappings > 0 || m->n_gid_mappings > 0;
 }
 
-static bool
-is_bind (const struct pr_mount *m)
-{
-  return has_option (m->options, "bind") || has_option (m->options, "rbind") || (m->type && strcmp (m->type, "bind") == 0);
-}
-
 int
 pr_idmount_validate (const struct pr_config *cfg, pr_error **err)
 {
@@ -62,7 +56,7 @@ pr_idmount_validate (const struct pr_config *cfg, pr_error **err)
                                  "config.json: mounts[%zu] (%s): option `%s`: mappings inside the option are not "
                                  "supported; give the mount uidMappings and gidMappings with `idmap`",
                                  i, d, valued);
-      if (!is_bind (m))
+      if (!pr_mount_is_bind (m))
         return pr_error_invalid (err, "config.json: mounts[%zu] (%s): idmapped mounts must be bind mounts", i, d);
       if ((m->n_uid_mappings > 0) != (m->n_gid_mappings > 0))
         return pr_error_invalid (err, "config.json: mounts[%zu] (%s): uidMappings and gidMappings go together", i,
@@ -207,11 +201,8 @@ pr_idmount_open (const struct pr_config *cfg, int **fds_out, pr_error **err)
 }
 
 int
-pr_idmount_attach (int rootfd, const struct pr_mount *m, int fd, pr_error **err)
+pr_idmount_attach (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *f, int fd, pr_error **err)
 {
-  _cleanup_mount_flags_ struct pr_mount_flags f;
-  if (pr_mount_parse_options (m->options, &f, err) < 0)
-    return -1;
   struct stat st;
   if (fstat (fd, &st) < 0)
     return pr_error_set (err, errno, "idmapped mount to `%s`: stat the source", m->destination);
@@ -221,19 +212,5 @@ pr_idmount_attach (int rootfd, const struct pr_mount *m, int fd, pr_error **err)
     return pr_error_wrap (err, "idmapped mount to `%s`", m->destination);
   if (syscall (SYS_move_mount, fd, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return pr_error_set (err, errno, "idmapped mount to `%s`: move_mount", m->destination);
-
-  if ((f.flags | f.clear_flags) & BIND_ATTR_FLAGS)
-    {
-      /* target names the covered directory: reopen to reach the mount. */
-      _cleanup_close_ int mnt = -1;
-      if (pr_safe_open (rootfd, m->destination, O_PATH, 0, &mnt, err) < 0)
-        return -1;
-      char p[32];
-      pr_fd_path (mnt, p, sizeof p);
-      if (bind_remount (mnt, p, f.flags & BIND_ATTR_FLAGS, f.clear_flags & BIND_ATTR_FLAGS, f.recursive,
-                        m->destination, err)
-          < 0)
-        return -1;
-    }
-  return apply_propagation (rootfd, m->destination, f.propagation, err);
+  return bind_finish (rootfd, m, f, err);
 }

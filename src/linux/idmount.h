@@ -16,6 +16,7 @@
 
 #include "../config/config.h"
 #include "../core/error.h"
+#include "mount.h"
 
 /* True when mount m asks to be idmapped: an "idmap" or "ridmap" option
  * (with or without "=VALUE"), or uidMappings/gidMappings of its own. */
@@ -46,8 +47,9 @@ int pr_idmount_open (const struct pr_config *cfg, int **fds_out, pr_error **err)
 /* In the container's mount namespace: attaches the detached mount fd at
  * m->destination inside rootfd (created as a directory or file like the
  * source, never following a symlink out of the rootfs), then applies the
- * mount's flags (ro, nosuid, nodev, noexec, atime) and propagation.
+ * mount's parsed options f (flags and propagation, as any bind mount).
  * Errors: move_mount errno, and those of the target's creation. */
-int pr_idmount_attach (int rootfd, const struct pr_mount *m, int fd, pr_error **err);
+int pr_idmount_attach (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *f, int fd,
+                       pr_error **err);
 
 #endif

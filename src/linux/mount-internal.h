@@ -41,6 +41,17 @@ void data_append (char **data, const char *opt);
 int bind_remount (int fd, const char *fdpath, unsigned long set, unsigned long clr, bool recursive, const char *what,
                   pr_error **err);
 
+/* The second half of a bind mount already attached at m->destination
+ * inside rootfd: the per-mount flags of f (ro, nosuid, nodev, noexec,
+ * atime; over submounts too for rbind) through bind_remount, then f's
+ * propagation.  Returns 0, or -1 when the mount cannot be reopened inside
+ * the rootfs or either step fails.  (mount.c) */
+int bind_finish (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *f, pr_error **err);
+
+/* True when m is a bind mount: type "bind", or a bind/rbind option (the
+ * type is then a dummy, runtime-spec config.md "Mounts").  (mount.c) */
+bool pr_mount_is_bind (const struct pr_mount *m);
+
 /* Sets propagation prop (MS_SHARED/MS_SLAVE/MS_PRIVATE/MS_UNBINDABLE,
  * optionally | MS_REC; 0 does nothing) on dest inside rootfd.  Returns 0,
  * or -1 if dest cannot be opened in the rootfs or mount(2) fails.

@@ -318,19 +318,34 @@ do_bind_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags
   pr_fd_path (target, p, sizeof p);
   if (mount (src, p, NULL, MS_BIND | (f->recursive ? MS_REC : 0), NULL) < 0)
     return pr_error_set (err, errno, "mount `%s` to `%s`", src, m->destination);
+  return bind_finish (rootfd, m, f, err);
+}
 
+/* See mount-internal.h. */
+int
+bind_finish (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *f, pr_error **err)
+{
   if ((f->flags | f->clear_flags) & BIND_ATTR_FLAGS)
     {
-      /* The old fd names the covered directory: reopen to reach the mount. */
+      /* The target fd of the caller names the covered directory: reopen to
+       * reach the mount. */
       _cleanup_close_ int mnt = -1;
       if (pr_safe_open (rootfd, m->destination, O_PATH, 0, &mnt, err) < 0)
         return -1;
+      char p[32];
       pr_fd_path (mnt, p, sizeof p);
       if (bind_remount (mnt, p, f->flags & BIND_ATTR_FLAGS, f->clear_flags & BIND_ATTR_FLAGS, f->recursive,
                         m->destination, err) < 0)
         return -1;
     }
   return apply_propagation (rootfd, m->destination, f->propagation, err);
+}
+
+bool
+pr_mount_is_bind (const struct pr_mount *m)
+{
+  return (m->type && strcmp (m->type, "bind") == 0) || has_option (m->options, "bind")
+         || has_option (m->options, "rbind");
 }
 
 /* ---- tmpcopyup --------------------------------------------------------- */
@@ -517,7 +532,7 @@ do_mount (int rootfd, const struct pr_config *cfg, const struct pr_mount *m, int
       /* Made in stage 1, in the runtime's user namespace (idmount.h). */
       if (idmount_fd < 0)
         return pr_error_set (err, EINVAL, "idmapped mount to `%s`: no idmapped source was prepared", m->destination);
-      return pr_idmount_attach (rootfd, m, idmount_fd, err);
+      return pr_idmount_attach (rootfd, m, &f, idmount_fd, err);
     }
   if (has_option (m->options, "tmpcopyup") && (m->type == NULL || strcmp (m->type, "tmpfs") != 0))
     return pr_error_invalid (err, "mount to `%s`: option tmpcopyup needs type tmpfs", m->destination);
@@ -578,10 +593,7 @@ dev_is_bind_mounted (const struct pr_config *cfg)
   for (size_t i = 0; i < cfg->n_mounts; i++)
     {
       const struct pr_mount *m = &cfg->mounts[i];
-      if (m->destination == NULL || strcmp (m->destination, "/dev") != 0)
-        continue;
-      if ((m->type && strcmp (m->type, "bind") == 0) || has_option (m->options, "bind")
-          || has_option (m->options, "rbind"))
+      if (m->destination != NULL && strcmp (m->destination, "/dev") == 0 && pr_mount_is_bind (m))
         return true;
     }
   return false;
