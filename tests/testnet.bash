@@ -31,9 +31,16 @@ testnet_up() {
 	ip -n "$TN_NS" link set lo up
 }
 
-# testnet_down NS VH: removes what testnet_up made (both may be empty).
+# testnet_down NS VH [PIDFILE...]: stops the servers whose pids the
+# PIDFILEs hold (missing files are skipped), then removes what testnet_up
+# made (NS and VH may be empty).
 testnet_down() {
-	[ -z "${1:-}" ] || ip netns del "$1" 2>/dev/null
-	[ -z "${2:-}" ] || ip link del "$2" 2>/dev/null
+	local ns=${1:-} vh=${2:-} f
+	shift 2
+	for f in "$@"; do
+		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
+	done
+	[ -z "$ns" ] || ip netns del "$ns" 2>/dev/null
+	[ -z "$vh" ] || ip link del "$vh" 2>/dev/null
 	true
 }

@@ -25,7 +25,8 @@ drun() { dk run --runtime proctor "$@"; }
 	assert_status 0
 	local id
 	id=$(dk inspect -f '{{.Id}}' "$NAME")
-	# The container's state is proctor's (runc's state.json would not parse).
+	# The container's state is proctor's: proctor reads a runc state.json as
+	# a stopped container, so "running" here means proctor made it.
 	run "$PROCTOR" --root /run/docker/runtime-runc/moby state "$id"
 	assert_status 0
 	[ "$(jq -r .status <<<"$output")" = running ] || fail_with "$output"

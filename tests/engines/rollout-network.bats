@@ -61,11 +61,7 @@ for _ in range(8):
 }
 
 teardown_file() {
-	local f
-	for f in origin.pid peer.pid; do
-		[ -f "$RN_DIR/$f" ] && kill "$(cat "$RN_DIR/$f")" 2>/dev/null
-	done
-	testnet_down "$RN_NS" "$RN_VH"
+	testnet_down "$RN_NS" "$RN_VH" "$RN_DIR/origin.pid" "$RN_DIR/peer.pid"
 }
 
 # The mirror's host name, from the apt sources of this machine.

@@ -64,11 +64,7 @@ setup_file() {
 }
 
 teardown_file() {
-	local f
-	for f in harness.pid origin.pid; do
-		[ -f "$EG_DIR/$f" ] && kill "$(cat "$EG_DIR/$f")" 2>/dev/null
-	done
-	testnet_down "$EG_NS" "$EG_VH"
+	testnet_down "$EG_NS" "$EG_VH" "$EG_DIR/harness.pid" "$EG_DIR/origin.pid"
 }
 
 setup() {

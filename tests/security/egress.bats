@@ -45,12 +45,7 @@ setup_file() {
 }
 
 teardown_file() {
-	local f
-	for f in harness.pid origin.pid; do
-		[ -f "$HD/$f" ] && kill "$(cat "$HD/$f")" 2>/dev/null
-	done
-	testnet_down "$HNS" "$HVH"
-	true
+	testnet_down "$HNS" "$HVH" "$HD/harness.pid" "$HD/origin.pid"
 }
 
 setup() {
