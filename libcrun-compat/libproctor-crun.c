@@ -174,6 +174,10 @@ check_context (const libcrun_context_t *ctx, bool need_id, pr_error **err)
     return pr_error_invalid (err, "context: container id is not set");
   if (ctx->notify_socket)
     return pr_error_set (err, EOPNOTSUPP, "context: notify_socket is not supported by proctor");
+  /* The CLI's --preserve-fds bound: a negative count would make fds 0-2
+   * close-on-exec, a huge one overflow 3 + preserve_fds. */
+  if (ctx->preserve_fds < 0 || ctx->preserve_fds > 65535)
+    return pr_error_invalid (err, "context: preserve_fds %d is not in 0..65535", ctx->preserve_fds);
   return 0;
 }
 

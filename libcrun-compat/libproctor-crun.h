@@ -58,7 +58,7 @@ struct libcrun_context_s
   const char *console_socket; /* --console-socket */
   const char *pid_file;       /* --pid-file */
   const char *notify_socket;  /* sd_notify proxying: must be NULL (not supported, EOPNOTSUPP) */
-  int preserve_fds;           /* --preserve-fds */
+  int preserve_fds;           /* --preserve-fds, 0..65535 (EINVAL otherwise) */
   bool systemd_cgroup;        /* --systemd-cgroup */
   bool detach;                /* run/exec: return once the process runs */
   bool no_new_keyring;        /* --no-new-keyring */

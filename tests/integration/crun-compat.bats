@@ -265,6 +265,13 @@ cgroup2_dir() {
 	fds=$(grep -E '^[0-9]+ ' <<<"$output" | awk '{print $1}' | sort -n | tr '\n' ' ')
 	[ "$fds" = "0 1 2 3 " ] || fail_with "wanted 0-3: $output"
 	grep -qx "3 $TEST_DIR/three" <<<"$output" || fail_with "fd 3 is not the program's file: $output"
+	# Out of range: refused before anything runs, as the CLI refuses it.
+	for n in -1 65536; do
+		EXAMPLE_PRESERVE_FDS=$n run "$ex" run "$PROCTOR_ROOT" "$BUNDLE" "$CID-$n" </dev/null
+		[ "$status" -ne 0 ] || fail_with "preserve_fds $n accepted: $output"
+		[[ "$output" == *"preserve_fds $n is not in 0..65535"* ]] || fail_with "$output"
+		assert_no_leftovers "$CID-$n"
+	done
 }
 
 @test "libproctor-crun: create, state, start, exec, kill, delete from a config in memory" {
