@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 
 #define MIN_MAP_SIZE 65536
@@ -213,6 +214,60 @@ private_namespace (struct pr_config *cfg, int type, pr_error **err)
   return 0;
 }
 
+/* ---------------------------------------------------------- sysctls */
+
+static bool
+is_ping_group_range (const char *key)
+{
+  static const char name[] = "net.ipv4.ping_group_range";
+  for (size_t i = 0; i < sizeof name; i++)
+    if (key[i] != name[i] && !(name[i] == '.' && key[i] == '/'))
+      return false;
+  return true;
+}
+
+/* containerd 2.x (enable_unprivileged_icmp, on by default) gives the
+ * containers of every pod that is not in a user namespace it knows of
+ * net.ipv4.ping_group_range = "0 2147483647".  Written from inside the
+ * user namespace a rollout adds, a range with gids outside its map is
+ * refused (EINVAL: the kernel converts both ends with make_kgid), so every
+ * such pod would fail to start.  "Every group may ping" means every group
+ * the container has: the range is clamped to the gid map's bounds ("1 0",
+ * the kernel's "no group", when nothing is left).  A user namespace joined
+ * by path brings no map in config.json: the value is left alone. */
+static void
+clamp_ping_group_range (struct pr_config *cfg)
+{
+  const struct pr_linux *l = &cfg->linux;
+  if (l->n_gid_mappings == 0)
+    return;
+  uint64_t map_lo = UINT32_MAX, map_hi = 0;
+  for (size_t i = 0; i < l->n_gid_mappings; i++)
+    {
+      const struct pr_idmap *m = &l->gid_mappings[i];
+      if (m->size == 0)
+        continue;
+      if (m->container_id < map_lo)
+        map_lo = m->container_id;
+      if ((uint64_t) m->container_id + m->size - 1 > map_hi)
+        map_hi = (uint64_t) m->container_id + m->size - 1;
+    }
+  for (size_t i = 0; i < l->n_sysctl; i++)
+    {
+      struct pr_keyval *kv = &l->sysctl[i];
+      unsigned long lo, hi;
+      char extra;
+      if (!is_ping_group_range (kv->key) || sscanf (kv->value, "%lu %lu %c", &lo, &hi, &extra) != 2)
+        continue; /* a malformed value fails at its write, with its own error */
+      if (lo < map_lo)
+        lo = map_lo;
+      if (hi > map_hi)
+        hi = map_hi;
+      free (kv->value);
+      kv->value = lo <= hi ? xasprintf ("%lu %lu", lo, hi) : xstrdup ("1 0");
+    }
+}
+
 int
 pr_rollout_namespaces (struct pr_config *cfg, int rootfd, pr_error **err)
 {
@@ -225,5 +280,6 @@ pr_rollout_namespaces (struct pr_config *cfg, int rootfd, pr_error **err)
   if (ensure_user_namespace (cfg, rootfd, err) < 0)
     return -1;
   ensure_fresh_network (cfg);
+  clamp_ping_group_range (cfg);
   return 0;
 }

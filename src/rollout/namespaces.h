@@ -29,7 +29,10 @@
  *  - a new ipc and uts namespace in place of a path whose namespace the
  *    container's user namespace does not own (a pod's); with no hostname
  *    in config.json, the joined uts namespace's hostname (and domainname)
- *    are copied into the config, so the agent sees the pod's name.
+ *    are copied into the config, so the agent sees the pod's name;
+ *  - sysctl net.ipv4.ping_group_range (containerd 2.x sets "0 2147483647"
+ *    for pods it thinks have no user namespace) clamped to the gid map,
+ *    which the kernel requires of a write from inside the namespace.
  * Errors: EINVAL "rollout refused: the container would share the host's
  * ipc namespace (hostIPC, --ipc=host); a rollout needs its own pid, ipc
  * and network namespaces" (all host namespaces named at once), "rollout
