@@ -3,8 +3,8 @@
  * the rest of proctor never needs to know about them. */
 #define _GNU_SOURCE
 #include "annotations.h"
-#include "../src/core/log.h"
-#include "../src/core/util.h"
+#include "../src/base/log.h"
+#include "../src/base/util.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -7,7 +7,7 @@
 #include "../src/core/container.h"
 #include "../src/core/exec.h"
 #include "../src/core/state.h"
-#include "../src/core/util.h"
+#include "../src/base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

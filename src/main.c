@@ -2,8 +2,8 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "cmd/cmd.h"
-#include "core/log.h"
-#include "core/util.h"
+#include "base/log.h"
+#include "base/util.h"
 #include "linux/exeguard.h"
 
 #include <errno.h>

@@ -14,7 +14,7 @@
 #include <sys/types.h>
 
 #include "../config/config.h"
-#include "../core/error.h"
+#include "../base/error.h"
 
 enum pr_cgroup_layout { PR_CGROUP_LEGACY, PR_CGROUP_HYBRID, PR_CGROUP_UNIFIED };
 

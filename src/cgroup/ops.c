@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 #define DESTROY_TIMEOUT_MS 5000
 

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
-#include "../core/util.h"
+#include "../base/util.h"
 
 struct sctx
 {

@@ -7,7 +7,7 @@
 #include <getopt.h>
 
 #include "../core/container.h"
-#include "../core/error.h"
+#include "../base/error.h"
 
 struct pr_opt
 {

@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "../core/exec.h"
-#include "../core/util.h"
+#include "../base/util.h"
 
 #include <errno.h>
 

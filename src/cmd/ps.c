@@ -5,7 +5,7 @@
 #include "cmd.h"
 #include "../cgroup/cgroup.h"
 #include "../core/state.h"
-#include "../core/util.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "../core/state.h"
-#include "../core/util.h"
+#include "../base/util.h"
 #include "../rollout/hidden.h"
 #include "../rollout/rollout.h"
 

@@ -10,7 +10,7 @@
 #include "cmd.h"
 #include "../cgroup/cgroup.h"
 #include "../core/state.h"
-#include "../core/util.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

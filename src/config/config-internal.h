@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <yajl/yajl_tree.h>
 
-#include "../core/error.h"
+#include "../base/error.h"
 #include "config.h"
 
 /* Longest JSON path kept for error messages; longer ones are truncated. */

@@ -9,7 +9,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "../core/util.h"
+#include "../base/util.h"
 #include "config-internal.h"
 #include "config.h"
 

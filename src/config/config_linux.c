@@ -8,7 +8,7 @@
 #include <sched.h>
 #include <string.h>
 
-#include "../core/util.h"
+#include "../base/util.h"
 #include "config-internal.h"
 #include "config.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "../core/util.h"
+#include "../base/util.h"
 #include "config-internal.h"
 #include "config.h"
 

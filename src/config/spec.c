@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
-#include "../core/util.h"
+#include "../base/util.h"
 #include "spec.h"
 
 /* yajl_gen only fails on misuse (unbalanced maps/arrays) or out-of-memory,

@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "console.h"
-#include "log.h"
-#include "util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 #ifndef TIOCGPTPEER
 #define TIOCGPTPEER _IO ('T', 0x41)

@@ -2,8 +2,8 @@
  * finalize.h). */
 #define _GNU_SOURCE
 #include "finalize.h"
-#include "log.h"
-#include "util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 #include "../linux/caps.h"
 #include "../linux/lsm.h"
 #include "../linux/procattr.h"

@@ -8,8 +8,8 @@
 #define PROCTOR_FINALIZE_H
 
 #include "../config/config.h"
-#include "error.h"
-#include "fds.h"
+#include "../base/error.h"
+#include "../base/fds.h"
 
 /* Looks up name like execvp(3) would: names containing '/' are used as is;
  * others are searched in the PATH of env (or a default PATH).  Returns a

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "hooks.h"
-#include "log.h"
-#include "util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434

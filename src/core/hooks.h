@@ -8,7 +8,7 @@
 #define PROCTOR_HOOKS_H
 
 #include "../config/config.h"
-#include "error.h"
+#include "../base/error.h"
 
 /* Runs every hook of the list in order, stopping at the first failure.
  * state_json: the runtime-spec state (NUL-terminated) fed on each hook's

@@ -3,8 +3,8 @@
 #define _GNU_SOURCE
 #include "container.h"
 #include "console.h"
-#include "log.h"
-#include "util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <signal.h>

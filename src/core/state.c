@@ -1,7 +1,7 @@
 /* state.c - the per-container state directory and state.json (see state.h). */
 #define _GNU_SOURCE
 #include "state.h"
-#include "util.h"
+#include "../base/util.h"
 #include "../cgroup/cgroup.h"
 
 #include <ctype.h>

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "../base/error.h"
 
 struct pr_state
 {

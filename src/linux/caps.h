@@ -5,7 +5,7 @@
 #define PROCTOR_CAPS_H
 
 #include "../config/config.h"
-#include "../core/error.h"
+#include "../base/error.h"
 
 /* Checks every name ("CAP_SYS_ADMIN") is known to libcap; names the running
  * kernel does not have are ignored with a warning, as runc does.  Errors:

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../core/util.h"
+#include "../base/util.h"
 #include "mount-internal.h"
 #include "namespace.h"
 #include "safepath.h"

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 
 #include "../config/config.h"
-#include "../core/error.h"
+#include "../base/error.h"
 #include "mount.h"
 
 /* True when mount m asks to be idmapped: an "idmap" or "ridmap" option

@@ -10,7 +10,7 @@
 #include <sys/mount.h>
 
 #include "../config/config.h"
-#include "../core/error.h"
+#include "../base/error.h"
 #include "mount.h"
 
 /* Flags that a plain MS_BIND ignores and that need a second pass. */

@@ -18,7 +18,7 @@
 #include <stdbool.h>
 
 #include "../config/config.h"
-#include "../core/error.h"
+#include "../base/error.h"
 
 struct pr_rootfs_opts
 {

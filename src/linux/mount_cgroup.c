@@ -16,8 +16,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 #include "mount-internal.h"
 #include "safepath.h"
 

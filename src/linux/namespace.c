@@ -1,7 +1,7 @@
 /* namespace.c - opening, joining and creating namespaces; uid/gid maps. */
 #define _GNU_SOURCE
 #include "namespace.h"
-#include "../core/util.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,8 +4,8 @@
 #define _GNU_SOURCE
 #include "procattr.h"
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,7 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../core/util.h"
+#include "../base/util.h"
 
 /* RESOLVE_IN_ROOT lookups return EAGAIN when a concurrent rename could have
  * moved a path component outside the root; the lookup is then retried. */

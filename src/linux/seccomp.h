@@ -7,7 +7,7 @@
 #define PROCTOR_SECCOMP_H
 
 #include "../config/config.h"
-#include "../core/error.h"
+#include "../base/error.h"
 
 /* Builds the filter without loading it, to validate config at create time
  * before anything is done.  Unknown syscall names are skipped (the running

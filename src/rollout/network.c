@@ -3,9 +3,9 @@
 #define _GNU_SOURCE
 #include "network.h"
 #include "egress/egress.h"
-#include "../core/log.h"
+#include "../base/log.h"
 #include "../core/state.h"
-#include "../core/util.h"
+#include "../base/util.h"
 #include "../linux/safepath.h"
 
 #include <arpa/inet.h>

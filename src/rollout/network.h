@@ -12,7 +12,7 @@
 
 #include <sys/types.h>
 
-#include "../core/error.h"
+#include "../base/error.h"
 #include "policy.h"
 
 #define PR_AGENT_PROXY_PORT 3128

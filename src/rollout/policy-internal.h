@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <yajl/yajl_tree.h>
 
-#include "../core/error.h"
+#include "../base/error.h"
 #include "policy.h"
 
 /* Messages and yajl-tree helpers (policy.c) ------------------------------ */

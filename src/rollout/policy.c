@@ -21,7 +21,7 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
-#include "../core/util.h"
+#include "../base/util.h"
 
 #define PREFIX "rollout policy: "
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "../config/config.h"
-#include "../core/error.h"
+#include "../base/error.h"
 
 #define PR_ROLLOUT_ANNOTATION "run.proctor.rollout"
 

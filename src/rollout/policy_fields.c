@@ -19,7 +19,7 @@
 
 #include <yajl/yajl_tree.h>
 
-#include "../core/util.h"
+#include "../base/util.h"
 
 static int
 get_string (yajl_val v, const char *field, char **out, pr_error **err)

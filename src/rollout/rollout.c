@@ -4,8 +4,8 @@
 #include "rollout.h"
 #include "hidden.h"
 #include "network.h"
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

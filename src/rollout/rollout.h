@@ -17,7 +17,7 @@
 #include <sys/types.h>
 
 #include "../config/config.h"
-#include "../core/error.h"
+#include "../base/error.h"
 #include "identity.h"
 #include "policy.h"
 

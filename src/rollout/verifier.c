@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "verifier.h"
 #include "hidden.h"
-#include "../core/util.h"
+#include "../base/util.h"
 
 #include <dirent.h>
 #include <errno.h>

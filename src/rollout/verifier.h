@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../core/error.h"
+#include "../base/error.h"
 #include "rollout.h"
 
 struct pr_verifier_mount

@@ -10,7 +10,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "config/config.h"
-#include "core/error.h"
+#include "base/error.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

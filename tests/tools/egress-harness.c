@@ -23,8 +23,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../../src/core/error.h"
-#include "../../src/core/util.h"
+#include "../../src/base/error.h"
+#include "../../src/base/util.h"
 #include "../../src/rollout/egress/egress.h"
 #include "../../src/rollout/policy.h"
 

@@ -15,7 +15,7 @@
 
 #include "../../src/config/config.h"
 #include "../../src/config/spec.h"
-#include "../../src/core/util.h"
+#include "../../src/base/util.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080

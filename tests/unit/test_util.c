@@ -1,5 +1,5 @@
-/* test_util.c - unit tests for src/core/util.c (files, string vectors,
- * integer parsing, mkdir -p) and src/core/error.c (pr_error). */
+/* test_util.c - unit tests for src/base/util.c (files, string vectors,
+ * integer parsing, mkdir -p) and src/base/error.c (pr_error). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -13,8 +13,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../../src/core/error.h"
-#include "../../src/core/util.h"
+#include "../../src/base/error.h"
+#include "../../src/base/util.h"
 
 /* A fresh temporary directory per test, removed (recursively, it is
  * shallow) by the teardown. */

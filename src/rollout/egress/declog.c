@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
-#include "../../core/util.h"
+#include "../../base/util.h"
 #include "egress-internal.h"
 
 static void

@@ -20,8 +20,8 @@
 #include <event2/buffer.h>
 #include <yajl/yajl_tree.h>
 
-#include "../../core/log.h"
-#include "../../core/util.h"
+#include "../../base/log.h"
+#include "../../base/util.h"
 #include "egress-internal.h"
 
 /* ---- tokens ---- */

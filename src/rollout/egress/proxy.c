@@ -21,7 +21,7 @@
 
 #include <event2/buffer.h>
 
-#include "../../core/util.h"
+#include "../../base/util.h"
 #include "egress-internal.h"
 #include "hostcheck.h"
 

@@ -26,7 +26,7 @@
 
 #include <event2/buffer.h>
 
-#include "../../core/util.h"
+#include "../../base/util.h"
 #include "egress-internal.h"
 
 static void relay_kick_cb (evutil_socket_t fd, short what, void *arg);
