@@ -9,7 +9,7 @@
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "../cgroup/cgroup.h"
-#include "../core/state.h"
+#include "../lifecycle/state.h"
 #include "../base/util.h"
 
 #include <errno.h>

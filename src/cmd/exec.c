@@ -1,7 +1,7 @@
 /* exec.c - `proctor exec`: run a new process inside a container (runc). */
 #define _GNU_SOURCE
 #include "cmd.h"
-#include "../core/exec.h"
+#include "../lifecycle/exec.h"
 #include "../base/util.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* list.c - `proctor list`: the containers under --root (runc list). */
 #define _GNU_SOURCE
 #include "cmd.h"
-#include "../core/state.h"
+#include "../lifecycle/state.h"
 #include "../base/util.h"
 
 #include <errno.h>

@@ -2,7 +2,7 @@
  * policy, hidden paths and egress decisions (SPEC section 2). */
 #define _GNU_SOURCE
 #include "cmd.h"
-#include "../core/state.h"
+#include "../lifecycle/state.h"
 #include "../base/util.h"
 #include "../rollout/hidden.h"
 #include "../rollout/rollout.h"

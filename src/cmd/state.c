@@ -1,7 +1,7 @@
 /* state.c - `proctor state`: runtime-spec "state" operation. */
 #define _GNU_SOURCE
 #include "cmd.h"
-#include "../core/state.h"
+#include "../lifecycle/state.h"
 #include "../base/util.h"
 
 #include <stdio.h>

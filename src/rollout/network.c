@@ -4,7 +4,7 @@
 #include "network.h"
 #include "egress/egress.h"
 #include "../base/log.h"
-#include "../core/state.h"
+#include "../lifecycle/state.h"
 #include "../base/util.h"
 #include "../linux/safepath.h"
 
