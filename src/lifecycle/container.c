@@ -18,6 +18,7 @@
 #include "console.h"
 #include "hooks.h"
 #include "../base/log.h"
+#include "../base/proc.h"
 #include "state.h"
 #include "sync.h"
 #include "../base/util.h"

@@ -1,6 +1,7 @@
 /* state.c - the per-container state directory and state.json (see state.h). */
 #define _GNU_SOURCE
 #include "state.h"
+#include "../base/proc.h"
 #include "../base/util.h"
 #include "../cgroup/cgroup.h"
 
@@ -69,30 +70,6 @@ pr_state_dir_remove (const char *root, const char *id, pr_error **err)
   if (rmdir (dir) < 0 && errno != ENOENT)
     return pr_error_set (err, errno, "remove state directory `%s`", dir);
   return 0;
-}
-
-unsigned long long
-pr_proc_start_time (pid_t pid)
-{
-  _cleanup_free_ char *path = xasprintf ("/proc/%d/stat", pid);
-  _cleanup_free_ char *buf = NULL;
-  if (pid <= 0 || pr_read_file (path, &buf, NULL, NULL) < 0)
-    return 0;
-  /* comm (field 2) may contain spaces and parentheses: parse after the
-   * last ')'.  Field 3 is the state; starttime is field 22. */
-  char *p = strrchr (buf, ')');
-  if (p == NULL)
-    return 0;
-  p += 2;
-  if (*p == 'Z' || *p == 'X')
-    return 0;
-  for (int field = 3; field < 22 && p; field++)
-    {
-      p = strchr (p, ' ');
-      if (p)
-        p++;
-    }
-  return p ? strtoull (p, NULL, 10) : 0;
 }
 
 bool

@@ -4,7 +4,7 @@
 #include "network.h"
 #include "egress/egress.h"
 #include "../base/log.h"
-#include "../lifecycle/state.h"
+#include "../base/proc.h"
 #include "../base/util.h"
 #include "../linux/safepath.h"
 

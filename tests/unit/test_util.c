@@ -1,5 +1,6 @@
-/* test_util.c - unit tests for src/base/util.c (files, string vectors,
- * integer parsing, mkdir -p) and src/base/error.c (pr_error). */
+/* test_util.c - unit tests for src/base/: util.c (files, string vectors,
+ * integer parsing, mkdir -p), error.c (pr_error) and proc.c (process
+ * start times). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -10,11 +11,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "../../src/base/error.h"
 #include "../../src/base/util.h"
+#include "../../src/base/proc.h"
 
 /* A fresh temporary directory per test, removed (recursively, it is
  * shallow) by the teardown. */
@@ -317,6 +320,30 @@ test_write_read_all (void **state)
   assert_int_equal (errno, EBADF);
 }
 
+/* pr_proc_start_time: this process has a start time, stable across
+ * reads; a zombie, a reaped pid and pids <= 0 have none (0). */
+static void
+test_proc_start_time (void **state)
+{
+  unsigned long long self = pr_proc_start_time (getpid ());
+  assert_true (self > 0);
+  assert_true (self == pr_proc_start_time (getpid ()));
+  assert_true (pr_proc_start_time (0) == 0);
+  assert_true (pr_proc_start_time (-1) == 0);
+
+  pid_t child = fork ();
+  assert_true (child >= 0);
+  if (child == 0)
+    _exit (0);
+  /* Unreaped, the child is a zombie: its pid no longer names a live
+   * process.  Poll until it has exited (state Z), bounded. */
+  for (int i = 0; i < 1000 && pr_proc_start_time (child) != 0; i++)
+    usleep (1000);
+  assert_true (pr_proc_start_time (child) == 0);
+  assert_int_equal (waitpid (child, NULL, 0), child);
+  assert_true (pr_proc_start_time (child) == 0);
+}
+
 int
 main (void)
 {
@@ -332,6 +359,7 @@ main (void)
     cmocka_unit_test (test_error_set),
     cmocka_unit_test (test_error_wrap),
     cmocka_unit_test (test_write_read_all),
+    cmocka_unit_test (test_proc_start_time),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
