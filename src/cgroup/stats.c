@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "../base/json.h"
 #include "../base/util.h"
 
 struct sctx
@@ -479,13 +480,7 @@ pr_cgroup_stats_json (const char *path, char **json_out, pr_error **err)
   blkio_stats (&c);
   hugetlb_stats (&c);
   yajl_gen_map_close (c.g);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (c.g, &buf, &len);
-  *json_out = strndup ((const char *) buf, len);
-  if (*json_out == NULL)
-    abort ();
-  yajl_gen_free (c.g);
+  *json_out = pr_json_gen_finish (c.g);
   pr_cgroup_mounts_clear (&c.m);
   return 0;
 }

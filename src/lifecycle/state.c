@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "state.h"
 #include "../base/proc.h"
+#include "../base/json.h"
 #include "../base/util.h"
 #include "../cgroup/cgroup.h"
 
@@ -103,19 +104,6 @@ gen_kv (yajl_gen g, const char *k, const char *v)
   GEN_STR (g, v ? v : "");
 }
 
-static char *
-gen_finish (yajl_gen g)
-{
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  char *r = xmalloc (len + 1);
-  memcpy (r, buf, len);
-  r[len] = '\0';
-  yajl_gen_free (g);
-  return r;
-}
-
 static void
 gen_annotations (yajl_gen g, char **ann)
 {
@@ -143,7 +131,7 @@ pr_state_to_json (const struct pr_state *st, const char *status)
   gen_kv (g, "owner", st->owner);
   gen_annotations (g, st->annotations);
   yajl_gen_map_close (g);
-  return gen_finish (g);
+  return pr_json_gen_finish (g);
 }
 
 static char *
@@ -165,7 +153,7 @@ state_file_json (const struct pr_state *st)
   yajl_gen_bool (g, st->systemd_cgroup);
   gen_annotations (g, st->annotations);
   yajl_gen_map_close (g);
-  return gen_finish (g);
+  return pr_json_gen_finish (g);
 }
 
 int

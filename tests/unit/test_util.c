@@ -1,6 +1,6 @@
 /* test_util.c - unit tests for src/base/: util.c (files, string vectors,
- * integer parsing, mkdir -p), error.c (pr_error) and proc.c (process
- * start times). */
+ * integer parsing, mkdir -p), error.c (pr_error), proc.c (process
+ * start times) and json.c (yajl generator text). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +17,7 @@
 
 #include "../../src/base/error.h"
 #include "../../src/base/util.h"
+#include "../../src/base/json.h"
 #include "../../src/base/proc.h"
 
 /* A fresh temporary directory per test, removed (recursively, it is
@@ -344,6 +345,35 @@ test_proc_start_time (void **state)
   assert_true (pr_proc_start_time (child) == 0);
 }
 
+/* pr_json_gen_finish / _line: the generated text, NUL-terminated, with a
+ * NUL inside a string escaped (so strlen is its length); nothing
+ * generated gives "". */
+static void
+test_json_gen_finish (void **state)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  assert_non_null (g);
+  yajl_gen_map_open (g);
+  yajl_gen_string (g, (const unsigned char *) "k", 1);
+  yajl_gen_string (g, (const unsigned char *) "a\0b", 3);
+  yajl_gen_string (g, (const unsigned char *) "n", 1);
+  yajl_gen_integer (g, 42);
+  yajl_gen_map_close (g);
+  _cleanup_free_ char *text = pr_json_gen_finish (g);
+  assert_string_equal (text, "{\"k\":\"a\\u0000b\",\"n\":42}");
+
+  g = yajl_gen_alloc (NULL);
+  yajl_gen_array_open (g);
+  yajl_gen_bool (g, 1);
+  yajl_gen_array_close (g);
+  _cleanup_free_ char *line = pr_json_gen_finish_line (g);
+  assert_string_equal (line, "[true]\n");
+
+  g = yajl_gen_alloc (NULL);
+  _cleanup_free_ char *empty = pr_json_gen_finish (g);
+  assert_string_equal (empty, "");
+}
+
 int
 main (void)
 {
@@ -360,6 +390,7 @@ main (void)
     cmocka_unit_test (test_error_wrap),
     cmocka_unit_test (test_write_read_all),
     cmocka_unit_test (test_proc_start_time),
+    cmocka_unit_test (test_json_gen_finish),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
