@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "network.h"
 #include "egress/egress.h"
+#include "../base/env.h"
 #include "../base/log.h"
 #include "../base/proc.h"
 #include "../base/util.h"
@@ -318,18 +319,6 @@ pr_network_stop (int state_dirfd)
 
 /* ---------------------------------------------------------- environment */
 
-static bool
-is_proxy_var (const char *kv)
-{
-  for (size_t i = 0; proxy_vars[i]; i++)
-    {
-      size_t n = strlen (proxy_vars[i]);
-      if (strncmp (kv, proxy_vars[i], n) == 0 && kv[n] == '=')
-        return true;
-    }
-  return false;
-}
-
 static char *
 no_proxy_value (const struct pr_policy *p)
 {
@@ -347,17 +336,9 @@ no_proxy_value (const struct pr_policy *p)
 char **
 pr_network_proxy_env (const struct pr_policy *p, enum pr_phase phase, const char *token, char **env)
 {
-  size_t w = 0;
-  for (size_t i = 0; env && env[i]; i++)
-    {
-      if (is_proxy_var (env[i]))
-        free (env[i]);
-      else
-        env[w++] = env[i];
-    }
-  if (env)
-    env[w] = NULL;
-  else
+  for (size_t i = 0; proxy_vars[i]; i++)
+    env = pr_env_unset (env, proxy_vars[i]);
+  if (env == NULL)
     env = xmalloc0 (sizeof (char *));
   _cleanup_free_ char *no_proxy = no_proxy_value (p);
   if (pr_policy_net_mode (p, phase) == PR_NET_NONE)

@@ -1,6 +1,7 @@
 /* test_util.c - unit tests for src/base/: util.c (files, string vectors,
  * integer parsing, mkdir -p), error.c (pr_error), proc.c (process
- * start times) and json.c (yajl generator text). */
+ * start times), json.c (yajl generator text) and env.c (KEY=VALUE
+ * vectors). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 
 #include "../../src/base/error.h"
 #include "../../src/base/util.h"
+#include "../../src/base/env.h"
 #include "../../src/base/json.h"
 #include "../../src/base/proc.h"
 
@@ -374,6 +376,53 @@ test_json_gen_finish (void **state)
   assert_string_equal (empty, "");
 }
 
+/* pr_env_*: names match whole (KEY, not KEYX or a prefix), the first
+ * entry wins, set/override replace in place or append, unset removes
+ * every copy and keeps the order. */
+static void
+test_env (void **state)
+{
+  assert_string_equal (pr_env_entry_value ("HOME=/root", "HOME"), "/root");
+  assert_string_equal (pr_env_entry_value ("HOME=", "HOME"), "");
+  assert_null (pr_env_entry_value ("HOMEX=/x", "HOME"));
+  assert_null (pr_env_entry_value ("HOM=/x", "HOME"));
+  assert_null (pr_env_entry_value ("HOME", "HOME"));
+
+  assert_null (pr_env_get (NULL, "A"));
+  char **env = pr_env_set (NULL, "A", "1");
+  env = pr_env_set (env, "AB", "2");
+  env = pr_env_set (env, "A", "3");
+  assert_int_equal (pr_strv_len (env), 2);
+  assert_string_equal (env[0], "A=3");
+  assert_string_equal (env[1], "AB=2");
+  assert_string_equal (pr_env_get (env, "A"), "3");
+  assert_string_equal (pr_env_get (env, "AB"), "2");
+  assert_null (pr_env_get (env, "B"));
+
+  env = pr_env_override (env, "AB=x=y");
+  env = pr_env_override (env, "C=");
+  env = pr_env_override (env, "D");
+  assert_int_equal (pr_strv_len (env), 4);
+  assert_string_equal (env[1], "AB=x=y");
+  assert_string_equal (pr_env_get (env, "AB"), "x=y");
+  assert_string_equal (env[2], "C=");
+  assert_string_equal (env[3], "D");
+  assert_null (pr_env_get (env, "D"));
+
+  /* A duplicate: get sees the first, unset removes both. */
+  env = pr_strv_append (env, "A=4");
+  assert_string_equal (pr_env_get (env, "A"), "3");
+  env = pr_env_unset (env, "A");
+  assert_int_equal (pr_strv_len (env), 3);
+  assert_string_equal (env[0], "AB=x=y");
+  assert_string_equal (env[1], "C=");
+  assert_string_equal (env[2], "D");
+  env = pr_env_unset (env, "NONE");
+  assert_int_equal (pr_strv_len (env), 3);
+  assert_null (pr_env_unset (NULL, "A"));
+  pr_strv_free (env);
+}
+
 int
 main (void)
 {
@@ -391,6 +440,7 @@ main (void)
     cmocka_unit_test (test_write_read_all),
     cmocka_unit_test (test_proc_start_time),
     cmocka_unit_test (test_json_gen_finish),
+    cmocka_unit_test (test_env),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
