@@ -195,6 +195,15 @@ pr_strv_append (char **v, const char *s)
 }
 
 bool
+pr_path_is_under (const char *path, const char *dir)
+{
+  size_t n = strlen (dir);
+  while (n > 0 && dir[n - 1] == '/')
+    n--;
+  return strncmp (path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+bool
 pr_str_is_digits (const char *s, size_t n)
 {
   if (n == 0)

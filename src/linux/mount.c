@@ -575,9 +575,7 @@ mount_point_of (const char *path)
         continue;
       unescape_mountinfo (mp);
       size_t l = strlen (mp);
-      bool prefix = strcmp (mp, "/") == 0
-                    || (strncmp (path, mp, l) == 0 && (path[l] == '/' || path[l] == '\0'));
-      if (prefix && l >= best_len)
+      if (pr_path_is_under (path, mp) && l >= best_len)
         {
           free (best);
           best = xstrdup (mp);

@@ -44,17 +44,10 @@ add (struct pr_verifier_view *v, const char *target, int fd, bool is_dir)
 }
 
 static bool
-is_under (const char *path, const char *dir)
-{
-  size_t n = strlen (dir);
-  return strncmp (path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
-static bool
 has_mount_under (const struct pr_policy *p, const char *dir)
 {
   for (size_t i = 0; i < p->n_verifier_mounts; i++)
-    if (is_under (p->verifier_mounts[i].destination, dir))
+    if (pr_path_is_under (p->verifier_mounts[i].destination, dir))
       return true;
   return false;
 }

@@ -1,7 +1,7 @@
 /* test_util.c - unit tests for src/base/: util.c (files, string vectors,
- * integer parsing, mkdir -p), error.c (pr_error), proc.c (process
- * start times), json.c (yajl generator text) and env.c (KEY=VALUE
- * vectors). */
+ * integer parsing, mkdir -p, paths under a directory), error.c
+ * (pr_error), proc.c (process start times), json.c (yajl generator text)
+ * and env.c (KEY=VALUE vectors). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -423,6 +423,24 @@ test_env (void **state)
   pr_strv_free (env);
 }
 
+/* pr_path_is_under: whole components only; "/" holds every absolute
+ * path; a trailing '/' on dir changes nothing. */
+static void
+test_path_is_under (void **state)
+{
+  assert_true (pr_path_is_under ("/a", "/a"));
+  assert_true (pr_path_is_under ("/a/b", "/a"));
+  assert_true (pr_path_is_under ("/a/b/c", "/a/b"));
+  assert_false (pr_path_is_under ("/ab", "/a"));
+  assert_false (pr_path_is_under ("/a", "/a/b"));
+  assert_false (pr_path_is_under ("/b/a", "/a"));
+  assert_true (pr_path_is_under ("/a/b", "/a/"));
+  assert_true (pr_path_is_under ("/", "/"));
+  assert_true (pr_path_is_under ("/x/y", "/"));
+  assert_true (pr_path_is_under ("/proc/self", "/proc"));
+  assert_false (pr_path_is_under ("/processes", "/proc"));
+}
+
 int
 main (void)
 {
@@ -441,6 +459,7 @@ main (void)
     cmocka_unit_test (test_proc_start_time),
     cmocka_unit_test (test_json_gen_finish),
     cmocka_unit_test (test_env),
+    cmocka_unit_test (test_path_is_under),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
