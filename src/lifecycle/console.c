@@ -22,11 +22,8 @@
 
 #include "console.h"
 #include "../base/log.h"
+#include "../base/syscall.h"
 #include "../base/util.h"
-
-#ifndef TIOCGPTPEER
-#define TIOCGPTPEER _IO ('T', 0x41)
-#endif
 
 /* ---- connecting ---------------------------------------------------------- */
 

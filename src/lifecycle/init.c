@@ -10,6 +10,7 @@
 #include "hooks.h"
 #include "../base/log.h"
 #include "sync.h"
+#include "../base/syscall.h"
 #include "../base/util.h"
 #include "../linux/idmount.h"
 #include "../linux/mount.h"

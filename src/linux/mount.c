@@ -14,10 +14,10 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../base/log.h"
+#include "../base/syscall.h"
 #include "../base/util.h"
 #include "devices.h"
 #include "idmount.h"
@@ -669,7 +669,7 @@ pr_rootfs_pivot (const struct pr_config *cfg, const struct pr_rootfs_opts *o, pr
         return pr_error_set (err, errno, "open `/`");
       /* pivot_root(".", ".") stacks the old root on top of the new one;
        * detaching it then removes it without needing a put_old dir. */
-      if (syscall (SYS_pivot_root, ".", ".") < 0)
+      if (pr_sys_pivot_root (".", ".") < 0)
         return pr_error_set (err, errno, "pivot_root to `%s`", o->rootfs);
       /* Work on the old root explicitly (which mount "." names right after
        * pivot_root is not specified): the rslave below must not reach the

@@ -17,13 +17,10 @@
 #include <unistd.h>
 
 #include "../base/log.h"
+#include "../base/syscall.h"
 #include "../base/util.h"
 #include "mount-internal.h"
 #include "safepath.h"
-
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
 
 struct cg_hier
 {

@@ -6,6 +6,7 @@
 #include "../base/env.h"
 #include "../base/log.h"
 #include "../base/proc.h"
+#include "../base/syscall.h"
 #include "../base/util.h"
 #include "../linux/safepath.h"
 
@@ -19,7 +20,6 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -218,7 +218,7 @@ run_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int contr
     .n_peers = l->n_peers,
     .control_fd = control,
     .log_path = log,
-    .container_pidfd = (int) syscall (SYS_pidfd_open, pid, 0),
+    .container_pidfd = pr_sys_pidfd_open (pid, 0),
     .resolv_conf = dns->resolv_conf,
     .hosts_file = dns->hosts,
   };
@@ -303,16 +303,16 @@ pr_network_stop (int state_dirfd)
     return;
   if (sscanf (text, "%d %llu", &pid, &start) != 2 || pid <= 0)
     return;
-  int pfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  int pfd = pr_sys_pidfd_open (pid, 0);
   if (pfd < 0)
     return;
   if (pr_proc_start_time (pid) == start)
     {
-      syscall (SYS_pidfd_send_signal, pfd, SIGTERM, NULL, 0);
+      pr_sys_pidfd_send_signal (pfd, SIGTERM);
       for (int i = 0; i < 200 && pr_proc_start_time (pid) == start; i++)
         usleep (10000);
       if (pr_proc_start_time (pid) == start)
-        syscall (SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+        pr_sys_pidfd_send_signal (pfd, SIGKILL);
     }
   close (pfd);
 }
