@@ -4,11 +4,11 @@
  * libcrun_error_t. */
 #define _GNU_SOURCE
 #include "libproctor-crun.h"
+#include "../src/base/util.h"
 #include "../src/config/config.h"
 #include "../src/lifecycle/container.h"
 #include "../src/lifecycle/exec.h"
 #include "../src/lifecycle/state.h"
-#include "../src/base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,8 +6,8 @@
  * Source: runtime-spec config-linux.md "Control groups"; cgroups(7);
  * Documentation/admin-guide/cgroup-v2.rst. */
 #define _GNU_SOURCE
-#include "cgroup.h"
 #include "cgroup-internal.h"
+#include "cgroup.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -6,8 +6,8 @@
  * hugetlb,pids}.rst and cgroup-v2.rst (cpu.stat, memory.stat,
  * memory.events, io.stat, hugetlb.*, pids.*). */
 #define _GNU_SOURCE
-#include "cgroup.h"
 #include "cgroup-internal.h"
+#include "cgroup.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -6,8 +6,8 @@
 
 #include <getopt.h>
 
-#include "../lifecycle/container.h"
 #include "../base/error.h"
+#include "../lifecycle/container.h"
 
 struct pr_opt
 {

@@ -8,10 +8,10 @@
  * Source: runc events(8); runc types/events.go. */
 #define _GNU_SOURCE
 #include "cmd.h"
-#include "../cgroup/cgroup.h"
-#include "../lifecycle/state.h"
 #include "../base/json.h"
 #include "../base/util.h"
+#include "../cgroup/cgroup.h"
+#include "../lifecycle/state.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,9 +1,9 @@
 /* list.c - `proctor list`: the containers under --root (runc list). */
 #define _GNU_SOURCE
 #include "cmd.h"
-#include "../lifecycle/state.h"
 #include "../base/json.h"
 #include "../base/util.h"
+#include "../lifecycle/state.h"
 
 #include <errno.h>
 #include <stdio.h>

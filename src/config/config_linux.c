@@ -8,10 +8,10 @@
 #include <sched.h>
 #include <string.h>
 
-#include "../base/syscall.h"
-#include "../base/util.h"
 #include "config-internal.h"
 #include "config.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 
 /* ---- namespace names ------------------------------------------------- */
 

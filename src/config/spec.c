@@ -7,9 +7,9 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "spec.h"
 #include "../base/json.h"
 #include "../base/util.h"
-#include "spec.h"
 
 /* yajl_gen only fails on misuse (unbalanced maps/arrays) or out-of-memory,
  * both programming errors here, so the helpers abort instead of returning

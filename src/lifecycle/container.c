@@ -17,14 +17,15 @@
 #include "container.h"
 #include "console.h"
 #include "hooks.h"
-#include "../base/log.h"
-#include "../base/proc.h"
 #include "state.h"
 #include "sync.h"
+#include "../base/log.h"
+#include "../base/proc.h"
 #include "../base/syscall.h"
 #include "../base/util.h"
 #include "../cgroup/cgroup.h"
 #include "../config/config.h"
+#include "../../libcrun-compat/annotations.h"
 #include "../linux/caps.h"
 #include "../linux/idmount.h"
 #include "../linux/mount.h"
@@ -32,7 +33,6 @@
 #include "../linux/seccomp.h"
 #include "../rollout/network.h"
 #include "../rollout/rollout.h"
-#include "../../libcrun-compat/annotations.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,12 +4,12 @@
  * wait on exec.fifo and execve).  The runtime side is container.c; the
  * process model is described there. */
 #define _GNU_SOURCE
-#include "create-internal.h"
 #include "console.h"
+#include "create-internal.h"
 #include "finalize.h"
 #include "hooks.h"
-#include "../base/log.h"
 #include "sync.h"
+#include "../base/log.h"
 #include "../base/syscall.h"
 #include "../base/util.h"
 #include "../linux/idmount.h"

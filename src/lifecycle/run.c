@@ -1,8 +1,8 @@
 /* run.c - `run` (create + start + wait + delete, as runc run) and the
  * signal forwarding a foreground run or exec needs. */
 #define _GNU_SOURCE
-#include "container.h"
 #include "console.h"
+#include "container.h"
 #include "../base/log.h"
 #include "../base/util.h"
 

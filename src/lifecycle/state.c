@@ -1,8 +1,8 @@
 /* state.c - the per-container state directory and state.json (see state.h). */
 #define _GNU_SOURCE
 #include "state.h"
-#include "../base/proc.h"
 #include "../base/json.h"
+#include "../base/proc.h"
 #include "../base/util.h"
 #include "../cgroup/cgroup.h"
 

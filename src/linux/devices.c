@@ -14,9 +14,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "safepath.h"
 #include "../base/log.h"
 #include "../base/util.h"
-#include "safepath.h"
 
 struct dev_node
 {

@@ -14,11 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../base/syscall.h"
-#include "../base/util.h"
 #include "mount-internal.h"
 #include "namespace.h"
 #include "safepath.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 
 /* crun's "idmap=uids=...;gids=..." form carries the mappings in the
  * option itself. */

@@ -16,14 +16,14 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "../base/log.h"
-#include "../base/syscall.h"
-#include "../base/util.h"
 #include "devices.h"
 #include "idmount.h"
 #include "lsm.h"
 #include "mount-internal.h"
 #include "safepath.h"
+#include "../base/log.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 
 /* ---- option parsing ------------------------------------------------- */
 

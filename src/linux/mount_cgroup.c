@@ -16,11 +16,11 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "mount-internal.h"
+#include "safepath.h"
 #include "../base/log.h"
 #include "../base/syscall.h"
 #include "../base/util.h"
-#include "mount-internal.h"
-#include "safepath.h"
 
 struct cg_hier
 {

@@ -6,8 +6,8 @@
 #ifndef PROCTOR_SECCOMP_H
 #define PROCTOR_SECCOMP_H
 
-#include "../config/config.h"
 #include "../base/error.h"
+#include "../config/config.h"
 
 /* Builds the filter without loading it, to validate config at create time
  * before anything is done.  Unknown syscall names are skipped (the running

@@ -2,12 +2,12 @@
  * tokens and peer names (see network.h). */
 #define _GNU_SOURCE
 #include "network.h"
-#include "egress/egress.h"
 #include "../base/env.h"
 #include "../base/log.h"
 #include "../base/proc.h"
 #include "../base/syscall.h"
 #include "../base/util.h"
+#include "egress/egress.h"
 #include "../linux/safepath.h"
 
 #include <arpa/inet.h>

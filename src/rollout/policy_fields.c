@@ -6,8 +6,8 @@
  * with that host-name syntax.  Messages use pr_policy_perr (policy.c).
  * See policy.h and docs/rollout.md. */
 #define _GNU_SOURCE
-#include "policy.h"
 #include "policy-internal.h"
+#include "policy.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

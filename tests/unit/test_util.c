@@ -16,11 +16,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../../src/base/error.h"
-#include "../../src/base/util.h"
 #include "../../src/base/env.h"
+#include "../../src/base/error.h"
 #include "../../src/base/json.h"
 #include "../../src/base/proc.h"
+#include "../../src/base/util.h"
 
 /* A fresh temporary directory per test, removed (recursively, it is
  * shallow) by the teardown. */

@@ -7,9 +7,9 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "egress-internal.h"
 #include "../../base/json.h"
 #include "../../base/util.h"
-#include "egress-internal.h"
 
 static void
 gen_str (yajl_gen g, const char *s)

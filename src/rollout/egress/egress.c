@@ -19,10 +19,10 @@
 #include <event2/buffer.h>
 #include <yajl/yajl_tree.h>
 
+#include "egress-internal.h"
 #include "../../base/log.h"
 #include "../../base/syscall.h"
 #include "../../base/util.h"
-#include "egress-internal.h"
 
 /* ---- tokens ---- */
 
