@@ -1,7 +1,7 @@
 /* netlink.c - loopback up over rtnetlink with libmnl (see netlink.h). */
 #define _GNU_SOURCE
 #include "netlink.h"
-#include "../core/util.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <libmnl/libmnl.h>

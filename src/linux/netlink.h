@@ -4,7 +4,7 @@
 #ifndef PROCTOR_NETLINK_H
 #define PROCTOR_NETLINK_H
 
-#include "../core/error.h"
+#include "../base/error.h"
 
 /* Sets IFF_UP on "lo" in the calling process's network namespace
  * (RTM_NEWLINK with ifi_change = IFF_UP) and waits for the kernel's ack.

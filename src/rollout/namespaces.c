@@ -4,7 +4,7 @@
 #define _GNU_SOURCE
 #include "namespaces.h"
 #include "identity.h"
-#include "../core/util.h"
+#include "../base/util.h"
 #include "../linux/namespace.h"
 
 #include <errno.h>

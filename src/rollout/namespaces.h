@@ -13,8 +13,8 @@
 #ifndef PROCTOR_ROLLOUT_NAMESPACES_H
 #define PROCTOR_ROLLOUT_NAMESPACES_H
 
+#include "../base/error.h"
 #include "../config/config.h"
-#include "../core/error.h"
 
 /* Rewrites cfg->linux.namespaces for a rollout whose image root is rootfd:
  *  - refuses a pid, ipc or network namespace that is the host's (not

@@ -7,8 +7,9 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
-#include "../../core/util.h"
 #include "egress-internal.h"
+#include "../../base/json.h"
+#include "../../base/util.h"
 
 static void
 gen_str (yajl_gen g, const char *s)
@@ -37,8 +38,6 @@ pr_declog_format (const struct pr_decision *d, time_t when)
 {
   struct tm tm;
   char ts[32];
-  const unsigned char *out;
-  size_t len;
 
   gmtime_r (&when, &tm);
   strftime (ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -57,13 +56,7 @@ pr_declog_format (const struct pr_decision *d, time_t when)
   gen_num (g, "bytes_up", d->bytes_up);
   gen_num (g, "bytes_down", d->bytes_down);
   yajl_gen_map_close (g);
-  yajl_gen_get_buf (g, &out, &len);
-  char *line = xmalloc (len + 2);
-  memcpy (line, out, len);
-  line[len] = '\n';
-  line[len + 1] = '\0';
-  yajl_gen_free (g);
-  return line;
+  return pr_json_gen_finish_line (g);
 }
 
 void
