@@ -150,6 +150,6 @@ load helpers
 	assert_status 0
 	[[ "$output" == *'runtimes.proctor.options]'* ]] || fail_with "config: $output"
 	[[ "$output" == *'BinaryName = "/run/proctor-ci/proctor"'* ]] || fail_with "config: $output"
-	[[ "$output" == *'pod_annotations = ["run.proctor.*"]'* ]] || fail_with "config: $output"
+	[[ "$output" == *'pod_annotations = ["run.proctor.rollout"]'* ]] || fail_with "config: $output"
 	[ "$(readlink -f /run/proctor-ci/proctor)" = "$(readlink -f "$PROCTOR")" ]
 }

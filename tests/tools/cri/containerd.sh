@@ -135,7 +135,8 @@ up() {
 	write_config
 	"$CLIENT" compile "$D/pb"
 
-	setsid containerd --config "$D/config.toml" </dev/null >>"$D/containerd.log" 2>&1 &
+	# Not fd 3: from a bats setup_file that is bats's output pipe.
+	setsid containerd --config "$D/config.toml" </dev/null >>"$D/containerd.log" 2>&1 3>&- &
 	echo $! >"$D/containerd.pid"
 	local i
 	for i in $(seq 1 $((CRI_WAIT * 5))); do
