@@ -3,8 +3,9 @@
  * the rest of proctor never needs to know about them. */
 #define _GNU_SOURCE
 #include "annotations.h"
-#include "../src/core/log.h"
-#include "../src/core/util.h"
+#include "../src/base/log.h"
+#include "../src/base/syscall.h"
+#include "../src/base/util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -13,10 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
 
 #define NOT_SUPPORTED(key) pr_error_set (err, 0, "%s is not supported by proctor", key)
 

@@ -6,8 +6,8 @@
 #ifndef PROCTOR_CRUN_ANNOTATIONS_H
 #define PROCTOR_CRUN_ANNOTATIONS_H
 
+#include "../src/base/error.h"
 #include "../src/config/config.h"
-#include "../src/core/error.h"
 
 /* Applies the run.oci.* annotations of cfg to cfg itself; called by create
  * right after config.json is parsed, before it is validated, in the

@@ -1,13 +1,14 @@
 /* libproctor-crun.c - the libcrun-shaped API (libproctor-crun.h) as thin
- * wrappers over proctor's core: a libcrun context becomes a pr_global plus
- * pr_create_opts, a pr_error becomes a libcrun_error_t. */
+ * wrappers over proctor's lifecycle (src/lifecycle): a libcrun context
+ * becomes a pr_global plus pr_create_opts, a pr_error becomes a
+ * libcrun_error_t. */
 #define _GNU_SOURCE
 #include "libproctor-crun.h"
+#include "../src/base/util.h"
 #include "../src/config/config.h"
-#include "../src/core/container.h"
-#include "../src/core/exec.h"
-#include "../src/core/state.h"
-#include "../src/core/util.h"
+#include "../src/lifecycle/container.h"
+#include "../src/lifecycle/exec.h"
+#include "../src/lifecycle/state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -147,8 +148,8 @@ libcrun_container_get_annotation (libcrun_container_t *c, const char *key)
   return c && key ? pr_config_annotation (c->cfg, key) : NULL;
 }
 
-/* The core reads configs and process files by path, in this process and
- * before any fork; a sealed memfd gives in-memory JSON a path without a
+/* The lifecycle reads configs and process files by path, in this process
+ * and before any fork; a sealed memfd gives in-memory JSON a path without a
  * temporary file to clean up, and nobody can change it under us. */
 static int
 memfd_with (const char *name, const char *data, size_t len, int *fd_out, char **path_out, pr_error **err)

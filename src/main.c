@@ -1,9 +1,9 @@
 /* main.c - global flags (runc's spellings) and dispatch to a command. */
 #define _GNU_SOURCE
 #include "config.h"
+#include "base/log.h"
+#include "base/util.h"
 #include "cmd/cmd.h"
-#include "core/log.h"
-#include "core/util.h"
 #include "linux/exeguard.h"
 
 #include <errno.h>

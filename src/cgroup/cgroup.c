@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -156,9 +156,8 @@ shadowed (const struct mi_entry *all, size_t n, size_t i)
   const char *mi = all[i].mnt;
   for (size_t j = i + 1; j < n; j++)
     {
-      size_t l = strlen (all[j].mnt);
       /* "/" listed late (odd pivot_root orders) is not taken as a cover */
-      if (strcmp (all[j].mnt, "/") != 0 && strncmp (mi, all[j].mnt, l) == 0 && (mi[l] == '/' || mi[l] == '\0'))
+      if (strcmp (all[j].mnt, "/") != 0 && pr_path_is_under (mi, all[j].mnt))
         return true;
     }
   return false;
@@ -301,9 +300,8 @@ pr_cgroup_hier_dir (const struct pr_cgroup_hier *h, const char *path)
 {
   /* A subtree mount (cgroup namespace, bind mount) shows path's prefix
    * `root` at the mount point itself. */
-  size_t rl = strlen (h->root);
-  if (strcmp (h->root, "/") != 0 && strncmp (path, h->root, rl) == 0 && (path[rl] == '/' || path[rl] == '\0'))
-    path += rl;
+  if (strcmp (h->root, "/") != 0 && pr_path_is_under (path, h->root))
+    path += strlen (h->root);
   if (path[0] == '\0' || strcmp (path, "/") == 0)
     return xstrdup (h->mountpoint);
   return xasprintf ("%s%s", h->mountpoint, path);

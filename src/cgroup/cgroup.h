@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../base/error.h"
 #include "../config/config.h"
-#include "../core/error.h"
 
 enum pr_cgroup_layout { PR_CGROUP_LEGACY, PR_CGROUP_HYBRID, PR_CGROUP_UNIFIED };
 

@@ -16,11 +16,11 @@
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 
 #define R0 0
 #define R1 1
@@ -111,12 +111,6 @@ build (struct prog *p, const struct pr_dev_rule *rules, size_t n)
   emit (p, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
 }
 
-static long
-sys_bpf (int cmd, union bpf_attr *attr)
-{
-  return syscall (SYS_bpf, cmd, attr, sizeof *attr);
-}
-
 static int
 load_prog (const struct prog *p, int *fd_out, pr_error **err)
 {
@@ -131,14 +125,14 @@ load_prog (const struct prog *p, int *fd_out, pr_error **err)
   attr.log_size = sizeof log;
   attr.log_level = 1;
   log[0] = '\0';
-  int fd = (int) sys_bpf (BPF_PROG_LOAD, &attr);
+  int fd = (int) pr_sys_bpf (BPF_PROG_LOAD, &attr, sizeof attr);
   if (fd < 0 && errno == ENOSPC)
     {
       /* a log too small for the verifier is not a program error */
       attr.log_buf = 0;
       attr.log_size = 0;
       attr.log_level = 0;
-      fd = (int) sys_bpf (BPF_PROG_LOAD, &attr);
+      fd = (int) pr_sys_bpf (BPF_PROG_LOAD, &attr, sizeof attr);
     }
   if (fd < 0)
     {
@@ -159,7 +153,7 @@ query (int cgfd, uint32_t *ids, uint32_t *n, pr_error **err)
   attr.query.attach_type = BPF_CGROUP_DEVICE;
   attr.query.prog_ids = (uint64_t) (uintptr_t) ids;
   attr.query.prog_cnt = *n;
-  if (sys_bpf (BPF_PROG_QUERY, &attr) < 0)
+  if (pr_sys_bpf (BPF_PROG_QUERY, &attr, sizeof attr) < 0)
     return pr_error_set (err, errno, "query cgroup device programs");
   *n = attr.query.prog_cnt;
   return 0;
@@ -192,21 +186,21 @@ pr_cgroup_devices_bpf (const char *dir, const struct pr_dev_rule *rules, size_t 
   attr.attach_bpf_fd = progfd;
   attr.attach_type = BPF_CGROUP_DEVICE;
   attr.attach_flags = BPF_F_ALLOW_MULTI;
-  if (sys_bpf (BPF_PROG_ATTACH, &attr) < 0)
+  if (pr_sys_bpf (BPF_PROG_ATTACH, &attr, sizeof attr) < 0)
     return pr_error_set (err, errno, "attach device filter to cgroup `%s`", dir);
 
   for (uint32_t i = 0; i < n_old; i++)
     {
       memset (&attr, 0, sizeof attr);
       attr.prog_id = old[i];
-      _cleanup_close_ int ofd = (int) sys_bpf (BPF_PROG_GET_FD_BY_ID, &attr);
+      _cleanup_close_ int ofd = (int) pr_sys_bpf (BPF_PROG_GET_FD_BY_ID, &attr, sizeof attr);
       if (ofd < 0)
         continue; /* gone meanwhile */
       memset (&attr, 0, sizeof attr);
       attr.target_fd = cgfd;
       attr.attach_bpf_fd = ofd;
       attr.attach_type = BPF_CGROUP_DEVICE;
-      if (sys_bpf (BPF_PROG_DETACH, &attr) < 0)
+      if (pr_sys_bpf (BPF_PROG_DETACH, &attr, sizeof attr) < 0)
         pr_warn ("cgroup: detach old device filter %u from `%s`: %s", old[i], dir, strerror (errno));
     }
   return 0;

@@ -6,8 +6,8 @@
  * Source: runtime-spec config-linux.md "Control groups"; cgroups(7);
  * Documentation/admin-guide/cgroup-v2.rst. */
 #define _GNU_SOURCE
-#include "cgroup.h"
 #include "cgroup-internal.h"
+#include "cgroup.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 #define DESTROY_TIMEOUT_MS 5000
 

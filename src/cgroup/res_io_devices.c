@@ -6,8 +6,8 @@
  * groups" and "Default Devices"; Documentation/admin-guide/cgroup-v1/
  * {blkio-controller,devices,net_cls,net_prio,rdma}.rst, cgroup-v2.rst. */
 #define _GNU_SOURCE
-#include "cgroup.h"
 #include "cgroup-internal.h"
+#include "cgroup.h"
 #include "resources-internal.h"
 
 #include <errno.h>
@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 /* ------------------------------------------------------------ blkio / io */
 

@@ -6,8 +6,8 @@
  * Documentation/admin-guide/cgroup-v1/{memory,cpusets,hugetlb}.rst,
  * cgroup-v2.rst, scheduler/sched-bwc.rst. */
 #define _GNU_SOURCE
-#include "cgroup.h"
 #include "cgroup-internal.h"
+#include "cgroup.h"
 #include "resources-internal.h"
 
 #include <errno.h>
@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 /* ------------------------------------------------------------ helpers */
 

@@ -9,8 +9,8 @@
  * Source: runtime-spec config-linux.md "Control groups" and its v1->v2
  * conversions; Documentation/admin-guide/cgroup-v2.rst. */
 #define _GNU_SOURCE
-#include "cgroup.h"
 #include "cgroup-internal.h"
+#include "cgroup.h"
 #include "resources-internal.h"
 
 #include <errno.h>
@@ -18,8 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 /* ------------------------------------------------------------ conversions */
 

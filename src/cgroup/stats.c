@@ -6,8 +6,8 @@
  * hugetlb,pids}.rst and cgroup-v2.rst (cpu.stat, memory.stat,
  * memory.events, io.stat, hugetlb.*, pids.*). */
 #define _GNU_SOURCE
-#include "cgroup.h"
 #include "cgroup-internal.h"
+#include "cgroup.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,7 +16,8 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
-#include "../core/util.h"
+#include "../base/json.h"
+#include "../base/util.h"
 
 struct sctx
 {
@@ -479,13 +480,7 @@ pr_cgroup_stats_json (const char *path, char **json_out, pr_error **err)
   blkio_stats (&c);
   hugetlb_stats (&c);
   yajl_gen_map_close (c.g);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (c.g, &buf, &len);
-  *json_out = strndup ((const char *) buf, len);
-  if (*json_out == NULL)
-    abort ();
-  yajl_gen_free (c.g);
+  *json_out = pr_json_gen_finish (c.g);
   pr_cgroup_mounts_clear (&c.m);
   return 0;
 }

@@ -20,8 +20,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 #ifdef HAVE_SYSTEMD
 #include <dlfcn.h>

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "../core/util.h"
+#include "../base/util.h"
 
 #define FREEZE_TIMEOUT_MS 5000
 

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 #define FREEZE_TIMEOUT_MS 5000
 

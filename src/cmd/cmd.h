@@ -1,13 +1,13 @@
 /* cmd.h - the CLI commands.  Each command parses its own flags (runc's
  * spellings; Go-style "-flag", "--flag", "--flag=value" all accepted) and
- * calls the core; it returns the process exit status. */
+ * calls the lifecycle (src/lifecycle); it returns the process exit status. */
 #ifndef PROCTOR_CMD_H
 #define PROCTOR_CMD_H
 
 #include <getopt.h>
 
-#include "../core/container.h"
-#include "../core/error.h"
+#include "../base/error.h"
+#include "../lifecycle/container.h"
 
 struct pr_opt
 {

@@ -1,8 +1,8 @@
 /* common.c - option parsing and help shared by every command. */
 #define _GNU_SOURCE
 #include "cmd.h"
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* create.c - `proctor create`: runtime-spec "create" operation. */
 #define _GNU_SOURCE
 #include "cmd.h"
-#include "../core/util.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

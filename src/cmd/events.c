@@ -8,9 +8,10 @@
  * Source: runc events(8); runc types/events.go. */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "../base/json.h"
+#include "../base/util.h"
 #include "../cgroup/cgroup.h"
-#include "../core/state.h"
-#include "../core/util.h"
+#include "../lifecycle/state.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -87,16 +88,13 @@ print_event (const char *type, const char *id, const char *data_json)
   yajl_gen_string (g, (const unsigned char *) "id", 2);
   yajl_gen_string (g, (const unsigned char *) id, strlen (id));
   yajl_gen_map_close (g);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
+  _cleanup_free_ char *text = pr_json_gen_finish (g);
   /* data is already JSON text: splice it in before the closing brace */
   if (data_json)
-    printf ("%.*s,\"data\":%s}\n", (int) len - 1, (const char *) buf, data_json);
+    printf ("%.*s,\"data\":%s}\n", (int) strlen (text) - 1, text, data_json);
   else
-    printf ("%.*s\n", (int) len, (const char *) buf);
+    printf ("%s\n", text);
   fflush (stdout);
-  yajl_gen_free (g);
 }
 
 static int

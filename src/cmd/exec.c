@@ -1,8 +1,8 @@
 /* exec.c - `proctor exec`: run a new process inside a container (runc). */
 #define _GNU_SOURCE
 #include "cmd.h"
-#include "../core/exec.h"
-#include "../core/util.h"
+#include "../base/util.h"
+#include "../lifecycle/exec.h"
 
 #include <errno.h>
 

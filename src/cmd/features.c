@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "cmd.h"
+#include "../base/json.h"
+#include "../base/util.h"
 #include "../linux/caps.h"
 
 #include <stdio.h>
@@ -133,11 +135,8 @@ run_features (struct pr_global *g, int argc, char **argv)
   GS (y, PACKAGE_VERSION);
   yajl_gen_map_close (y);
   yajl_gen_map_close (y);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (y, &buf, &len);
-  printf ("%.*s\n", (int) len, buf);
-  yajl_gen_free (y);
+  _cleanup_free_ char *text = pr_json_gen_finish (y);
+  printf ("%s\n", text);
   return 0;
 }
 

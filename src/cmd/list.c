@@ -1,8 +1,9 @@
 /* list.c - `proctor list`: the containers under --root (runc list). */
 #define _GNU_SOURCE
 #include "cmd.h"
-#include "../core/state.h"
-#include "../core/util.h"
+#include "../base/json.h"
+#include "../base/util.h"
+#include "../lifecycle/state.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -99,15 +100,10 @@ run_list (struct pr_global *g, int argc, char **argv)
                 st->bundle, st->created, *st->owner ? st->owner : "root");
     }
   yajl_gen_array_close (gen);
+  _cleanup_free_ char *text = pr_json_gen_finish (gen);
+  /* runc prints "null" for an empty list; engines accept both. */
   if (json)
-    {
-      const unsigned char *buf;
-      size_t len;
-      yajl_gen_get_buf (gen, &buf, &len);
-      /* runc prints "null" for an empty list; engines accept both. */
-      printf ("%.*s\n", (int) len, buf);
-    }
-  yajl_gen_free (gen);
+    printf ("%s\n", text);
   return 0;
 }
 

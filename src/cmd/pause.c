@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "../cgroup/cgroup.h"
-#include "../core/state.h"
+#include "../lifecycle/state.h"
 
 #include <string.h>
 

@@ -3,9 +3,9 @@
  * the host and keeps the header plus the container's rows. */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "../base/util.h"
 #include "../cgroup/cgroup.h"
-#include "../core/state.h"
-#include "../core/util.h"
+#include "../lifecycle/state.h"
 #include "../rollout/network.h"
 
 #include <errno.h>

@@ -2,8 +2,8 @@
  * policy, hidden paths and egress decisions (SPEC section 2). */
 #define _GNU_SOURCE
 #include "cmd.h"
-#include "../core/state.h"
-#include "../core/util.h"
+#include "../base/util.h"
+#include "../lifecycle/state.h"
 #include "../rollout/hidden.h"
 #include "../rollout/network.h"
 #include "../rollout/rollout.h"

@@ -1,7 +1,7 @@
 /* run.c - `proctor run`: create + start, then wait and delete (runc run). */
 #define _GNU_SOURCE
 #include "cmd.h"
-#include "../core/util.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* spec.c - `proctor spec`: writes a starting config.json (runc spec). */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "../base/util.h"
 #include "../config/spec.h"
-#include "../core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,8 +1,8 @@
 /* state.c - `proctor state`: runtime-spec "state" operation. */
 #define _GNU_SOURCE
 #include "cmd.h"
-#include "../core/state.h"
-#include "../core/util.h"
+#include "../base/util.h"
+#include "../lifecycle/state.h"
 
 #include <stdio.h>
 

@@ -8,9 +8,10 @@
  * "Control groups". */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "../base/json.h"
+#include "../base/util.h"
 #include "../cgroup/cgroup.h"
-#include "../core/state.h"
-#include "../core/util.h"
+#include "../lifecycle/state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -182,14 +183,9 @@ flags_json (const struct update_opts *o, char **out, pr_error **err)
         yajl_gen_map_close (g);
     }
   yajl_gen_map_close (g);
+  _cleanup_free_ char *text = pr_json_gen_finish (g);
   if (ret == 0)
-    {
-      const unsigned char *buf;
-      size_t len;
-      yajl_gen_get_buf (g, &buf, &len);
-      *out = xstrdup ((const char *) buf);
-    }
-  yajl_gen_free (g);
+    *out = steal_pointer (&text);
   return ret;
 }
 
@@ -265,19 +261,6 @@ gen_merged (yajl_gen g, yajl_val base, yajl_val over)
   yajl_gen_map_close (g);
 }
 
-static char *
-gen_take (yajl_gen g)
-{
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  char *s = strndup ((const char *) buf, len);
-  if (s == NULL)
-    abort ();
-  yajl_gen_free (g);
-  return s;
-}
-
 static int
 parse_json (const char *text, const char *what, yajl_val *out, pr_error **err)
 {
@@ -333,7 +316,7 @@ config_with (yajl_val cfg, yajl_val res)
       yajl_gen_map_close (g);
     }
   yajl_gen_map_close (g);
-  return gen_take (g);
+  return pr_json_gen_finish (g);
 }
 
 static int
@@ -419,7 +402,7 @@ update (struct pr_global *g, const char *id, const struct update_opts *o, pr_err
     goto out;
   yajl_gen gen = yajl_gen_alloc (NULL);
   gen_merged (gen, file_res, flag_res);
-  merged = gen_take (gen);
+  merged = pr_json_gen_finish (gen);
   if (parse_json (merged, "merged resources", &res, err) < 0)
     goto out;
   if (pr_cgroup_apply_resources (st->cgroup_path, res, true, err) < 0)

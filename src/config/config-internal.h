@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include <yajl/yajl_tree.h>
 
-#include "../core/error.h"
 #include "config.h"
+#include "../base/error.h"
 
 /* Longest JSON path kept for error messages; longer ones are truncated. */
 #define PR_JPATH_MAX 256

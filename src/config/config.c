@@ -9,9 +9,9 @@
 #include <limits.h>
 #include <string.h>
 
-#include "../core/util.h"
 #include "config-internal.h"
 #include "config.h"
+#include "../base/util.h"
 
 /* yajl frees its tree recursively; bounding the depth before parsing keeps a
  * hostile "[[[[..." document from exhausting the stack. */

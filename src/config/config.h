@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <yajl/yajl_tree.h>
 
-#include "../core/error.h"
+#include "../base/error.h"
 
 /* GNU C predefines `linux` as 1; the runtime-spec calls the section
  * "linux", and so do we. */

@@ -8,13 +8,10 @@
 #include <sched.h>
 #include <string.h>
 
-#include "../core/util.h"
 #include "config-internal.h"
 #include "config.h"
-
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
+#include "../base/syscall.h"
+#include "../base/util.h"
 
 /* ---- namespace names ------------------------------------------------- */
 

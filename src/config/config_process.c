@@ -8,9 +8,9 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "../core/util.h"
 #include "config-internal.h"
 #include "config.h"
+#include "../base/util.h"
 
 static const struct
 {

@@ -7,8 +7,9 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
-#include "../core/util.h"
 #include "spec.h"
+#include "../base/json.h"
+#include "../base/util.h"
 
 /* yajl_gen only fails on misuse (unbalanced maps/arrays) or out-of-memory,
  * both programming errors here, so the helpers abort instead of returning
@@ -218,8 +219,6 @@ gen_linux (yajl_gen g, bool rootless)
 char *
 pr_spec_default_json (bool rootless)
 {
-  const unsigned char *buf;
-  size_t len;
   yajl_gen g = yajl_gen_alloc (NULL);
 
   if (g == NULL)
@@ -237,10 +236,5 @@ pr_spec_default_json (bool rootless)
   gen_mounts (g, rootless);
   gen_linux (g, rootless);
   close_map (g);
-  check (yajl_gen_get_buf (g, &buf, &len));
-  char *out = xmalloc (len + 1);
-  memcpy (out, buf, len);
-  out[len] = '\0';
-  yajl_gen_free (g);
-  return out;
+  return pr_json_gen_finish (g);
 }

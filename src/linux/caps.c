@@ -6,8 +6,8 @@
 #define _GNU_SOURCE
 #include "caps.h"
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -4,8 +4,8 @@
 #ifndef PROCTOR_CAPS_H
 #define PROCTOR_CAPS_H
 
+#include "../base/error.h"
 #include "../config/config.h"
-#include "../core/error.h"
 
 /* Checks every name ("CAP_SYS_ADMIN") is known to libcap; names the running
  * kernel does not have are ignored with a warning, as runc does.  Errors:

@@ -14,9 +14,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "../core/log.h"
-#include "../core/util.h"
 #include "safepath.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 struct dev_node
 {

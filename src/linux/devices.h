@@ -6,8 +6,8 @@
 
 #include <stdbool.h>
 
+#include "../base/error.h"
 #include "../config/config.h"
-#include "../core/error.h"
 
 /* Creates, inside the rootfs open as rootfd (an O_PATH directory fd; every
  * path is resolved with RESOLVE_IN_ROOT), the runtime-spec default devices

@@ -7,8 +7,9 @@
 #define _GNU_SOURCE
 #include "exeguard.h"
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,10 +19,6 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
-
-#ifndef MFD_EXEC
-#define MFD_EXEC 0x0010U
-#endif
 
 #define PR_EXE_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
 

@@ -8,7 +8,7 @@
 #ifndef PROCTOR_EXEGUARD_H
 #define PROCTOR_EXEGUARD_H
 
-#include "../core/error.h"
+#include "../base/error.h"
 
 /* If the current executable is not already a sealed memfd, copies
  * /proc/self/exe into one, seals it and fexecve()s it with the same argv and

@@ -11,14 +11,14 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../core/util.h"
 #include "mount-internal.h"
 #include "namespace.h"
 #include "safepath.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 
 /* crun's "idmap=uids=...;gids=..." form carries the mappings in the
  * option itself. */
@@ -84,7 +84,7 @@ userns_with_maps (const struct pr_idmap *uids, size_t n_uids, const struct pr_id
   int hold[2];
   if (pipe2 (hold, O_CLOEXEC) < 0)
     return pr_error_set (err, errno, "pipe");
-  pid_t pid = (pid_t) syscall (SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
+  pid_t pid = pr_sys_clone (CLONE_NEWUSER | SIGCHLD);
   if (pid < 0)
     {
       int e = errno;
@@ -150,14 +150,14 @@ open_one (const struct pr_config *cfg, const struct pr_mount *m, int *cached_use
   /* The source is a host path, relative ones to the bundle (the current
    * directory), trusted like any bind source. */
   _cleanup_close_ int tree
-      = (int) syscall (SYS_open_tree, AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (rbind ? AT_RECURSIVE : 0));
+      = pr_sys_open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (rbind ? AT_RECURSIVE : 0));
   if (tree < 0)
     return pr_error_set (err, errno, "idmapped mount `%s` to `%s`: open_tree", src, m->destination);
   _cleanup_close_ int userns = -1;
   if (mapping_userns (cfg, m, cached_userns, &userns, err) < 0)
     return pr_error_wrap (err, "idmapped mount `%s` to `%s`", src, m->destination);
   struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t) userns };
-  if (syscall (SYS_mount_setattr, tree, "", AT_EMPTY_PATH | (ridmap ? AT_RECURSIVE : 0), &attr, sizeof attr) < 0)
+  if (pr_sys_mount_setattr (tree, "", AT_EMPTY_PATH | (ridmap ? AT_RECURSIVE : 0), &attr, sizeof attr) < 0)
     {
       if (errno == EINVAL)
         return pr_error_set (err, errno, "idmapped mount `%s` to `%s`: the filesystem cannot be idmapped", src,
@@ -210,7 +210,7 @@ pr_idmount_attach (int rootfd, const struct pr_mount *m, const struct pr_mount_f
   _cleanup_close_ int target = -1;
   if (pr_safe_create_target (rootfd, m->destination, S_ISDIR (st.st_mode), &target, err) < 0)
     return pr_error_wrap (err, "idmapped mount to `%s`", m->destination);
-  if (syscall (SYS_move_mount, fd, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+  if (pr_sys_move_mount (fd, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return pr_error_set (err, errno, "idmapped mount to `%s`: move_mount", m->destination);
   return bind_finish (rootfd, m, f, err);
 }

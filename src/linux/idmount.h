@@ -14,9 +14,9 @@
 
 #include <stdbool.h>
 
-#include "../config/config.h"
-#include "../core/error.h"
 #include "mount.h"
+#include "../base/error.h"
+#include "../config/config.h"
 
 /* True when mount m asks to be idmapped: an "idmap" or "ridmap" option
  * (with or without "=VALUE"), or uidMappings/gidMappings of its own. */

@@ -7,8 +7,8 @@
 #endif
 #include "lsm.h"
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

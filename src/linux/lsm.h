@@ -6,7 +6,7 @@
 #ifndef PROCTOR_LSM_H
 #define PROCTOR_LSM_H
 
-#include "../core/error.h"
+#include "../base/error.h"
 
 /* Sets the label the next execve() runs under (AppArmor: writes
  * "exec PROFILE" to /proc/self/attr/apparmor/exec or /proc/self/attr/exec;

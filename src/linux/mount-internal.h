@@ -9,9 +9,9 @@
 #include <stdbool.h>
 #include <sys/mount.h>
 
-#include "../config/config.h"
-#include "../core/error.h"
 #include "mount.h"
+#include "../base/error.h"
+#include "../config/config.h"
 
 /* Flags that a plain MS_BIND ignores and that need a second pass. */
 #define BIND_ATTR_FLAGS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME \

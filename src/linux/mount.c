@@ -14,16 +14,16 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../core/log.h"
-#include "../core/util.h"
 #include "devices.h"
 #include "idmount.h"
 #include "lsm.h"
 #include "mount-internal.h"
 #include "safepath.h"
+#include "../base/log.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 
 /* ---- option parsing ------------------------------------------------- */
 
@@ -575,9 +575,7 @@ mount_point_of (const char *path)
         continue;
       unescape_mountinfo (mp);
       size_t l = strlen (mp);
-      bool prefix = strcmp (mp, "/") == 0
-                    || (strncmp (path, mp, l) == 0 && (path[l] == '/' || path[l] == '\0'));
-      if (prefix && l >= best_len)
+      if (pr_path_is_under (path, mp) && l >= best_len)
         {
           free (best);
           best = xstrdup (mp);
@@ -671,7 +669,7 @@ pr_rootfs_pivot (const struct pr_config *cfg, const struct pr_rootfs_opts *o, pr
         return pr_error_set (err, errno, "open `/`");
       /* pivot_root(".", ".") stacks the old root on top of the new one;
        * detaching it then removes it without needing a put_old dir. */
-      if (syscall (SYS_pivot_root, ".", ".") < 0)
+      if (pr_sys_pivot_root (".", ".") < 0)
         return pr_error_set (err, errno, "pivot_root to `%s`", o->rootfs);
       /* Work on the old root explicitly (which mount "." names right after
        * pivot_root is not specified): the rslave below must not reach the

@@ -17,8 +17,8 @@
 
 #include <stdbool.h>
 
+#include "../base/error.h"
 #include "../config/config.h"
-#include "../core/error.h"
 
 struct pr_rootfs_opts
 {

@@ -16,14 +16,11 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "../core/log.h"
-#include "../core/util.h"
 #include "mount-internal.h"
 #include "safepath.h"
-
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
+#include "../base/log.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 
 struct cg_hier
 {
@@ -187,9 +184,8 @@ bind_own_cgroup (const struct cg_hier *h, char *proc_cgroup, const char *target,
   /* The hierarchy may itself be mounted from a subdirectory (nested
    * runtimes): strip that prefix. */
   const char *sub = rel;
-  size_t rl = strlen (h->root);
-  if (strcmp (h->root, "/") != 0 && strncmp (rel, h->root, rl) == 0 && (rel[rl] == '/' || rel[rl] == '\0'))
-    sub = rel + rl;
+  if (strcmp (h->root, "/") != 0 && pr_path_is_under (rel, h->root))
+    sub = rel + strlen (h->root);
   _cleanup_free_ char *src = xasprintf ("%s%s", h->mountpoint, sub);
   if (mount (src, target, NULL, MS_BIND | MS_REC, NULL) < 0)
     return pr_error_set (err, errno, "bind mount cgroup `%s` to `%s`", src, what);

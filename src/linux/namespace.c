@@ -1,7 +1,8 @@
 /* namespace.c - opening, joining and creating namespaces; uid/gid maps. */
 #define _GNU_SOURCE
 #include "namespace.h"
-#include "../core/util.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,12 +10,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <linux/nsfs.h>
-
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
 
 const int pr_ns_join_order[8] = { CLONE_NEWUSER, CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWNET,
                                   CLONE_NEWPID, CLONE_NEWTIME, CLONE_NEWCGROUP, CLONE_NEWNS };
@@ -157,7 +153,7 @@ pr_ns_open_pid (pid_t pid, int type, int *fd_out, pr_error **err)
 pid_t
 pr_clone_parent (void)
 {
-  return (pid_t) syscall (SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
+  return pr_sys_clone (CLONE_PARENT | SIGCHLD);
 }
 
 int

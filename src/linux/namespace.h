@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "../base/error.h"
 #include "../config/config.h"
-#include "../core/error.h"
 
 /* The order in which namespaces are joined: the user namespace first, so the
  * process holds capabilities over the namespaces it owns; mount last, since

@@ -2,7 +2,7 @@
  * libmnl (see netlink.h). */
 #define _GNU_SOURCE
 #include "netlink.h"
-#include "../core/util.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <libmnl/libmnl.h>

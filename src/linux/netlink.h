@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/error.h"
+#include "../base/error.h"
 
 /* Sets IFF_UP on "lo" in the calling process's network namespace
  * (RTM_NEWLINK with ifi_change = IFF_UP) and waits for the kernel's ack.

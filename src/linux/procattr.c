@@ -4,8 +4,9 @@
 #define _GNU_SOURCE
 #include "procattr.h"
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +16,6 @@
 #include <sys/personality.h>
 #include <sys/resource.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 int
@@ -47,23 +47,6 @@ pr_oom_score_adj_apply (const struct pr_process *p, pr_error **err)
     return pr_error_wrap (err, "set oomScoreAdj %d", p->oom_score_adj);
   return 0;
 }
-
-/* glibc before 2.41 has neither struct sched_attr nor sched_setattr(); a
- * private name avoids clashing with the glibc that has them.  Layout:
- * sched_setattr(2), SCHED_ATTR_SIZE_VER1. */
-struct pr_sched_attr
-{
-  uint32_t size;
-  uint32_t sched_policy;
-  uint64_t sched_flags;
-  int32_t sched_nice;
-  uint32_t sched_priority;
-  uint64_t sched_runtime;
-  uint64_t sched_deadline;
-  uint64_t sched_period;
-  uint32_t sched_util_min;
-  uint32_t sched_util_max;
-};
 
 struct name_value
 {
@@ -119,15 +102,10 @@ pr_scheduler_apply (const struct pr_process *p, pr_error **err)
   attr.sched_deadline = s->deadline;
   attr.sched_period = s->period;
 
-  if (syscall (SYS_sched_setattr, 0, &attr, 0) < 0)
+  if (pr_sys_sched_setattr (0, &attr, 0) < 0)
     return pr_error_set (err, errno, "sched_setattr policy `%s`", s->policy);
   return 0;
 }
-
-/* linux/ioprio.h is not in every kernel-headers version; these are ABI. */
-#define PR_IOPRIO_WHO_PROCESS 1
-#define PR_IOPRIO_CLASS_SHIFT 13
-#define PR_IOPRIO_PRIO_VALUE(cls, data) (((cls) << PR_IOPRIO_CLASS_SHIFT) | (data))
 
 int
 pr_io_priority_apply (const struct pr_process *p, pr_error **err)
@@ -144,7 +122,7 @@ pr_io_priority_apply (const struct pr_process *p, pr_error **err)
                              p->io_priority_class ? p->io_priority_class : "");
   if (p->io_priority < 0 || p->io_priority > 7)
     return pr_error_invalid (err, "ioPriority priority %d out of range (0-7)", p->io_priority);
-  if (syscall (SYS_ioprio_set, PR_IOPRIO_WHO_PROCESS, 0, (int) PR_IOPRIO_PRIO_VALUE (cls, (uint64_t) p->io_priority)) < 0)
+  if (pr_sys_ioprio_set (PR_IOPRIO_WHO_PROCESS, 0, (int) PR_IOPRIO_PRIO_VALUE (cls, (uint64_t) p->io_priority)) < 0)
     return pr_error_set (err, errno, "ioprio_set `%s` %d", p->io_priority_class, p->io_priority);
   return 0;
 }

@@ -7,8 +7,8 @@
 #ifndef PROCTOR_PROCATTR_H
 #define PROCTOR_PROCATTR_H
 
+#include "../base/error.h"
 #include "../config/config.h"
-#include "../core/error.h"
 
 /* setrlimit for each process.rlimits entry.  Errors: setrlimit errno naming
  * the limit (e.g. EPERM raising a hard limit without CAP_SYS_RESOURCE). */

@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../core/util.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 
 /* RESOLVE_IN_ROOT lookups return EAGAIN when a concurrent rename could have
  * moved a path component outside the root; the lookup is then retried. */
@@ -32,7 +32,7 @@ openat2_in_root (int rootfd, const char *path, int flags, mode_t mode)
     path = ".";
   for (int i = 0; i < SAFE_OPEN_RETRIES; i++)
     {
-      int fd = (int) syscall (SYS_openat2, rootfd, path, &how, sizeof how);
+      int fd = pr_sys_openat2 (rootfd, path, &how, sizeof how);
       if (fd >= 0 || (errno != EAGAIN && errno != EINTR))
         return fd;
     }

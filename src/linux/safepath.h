@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "../core/error.h"
+#include "../base/error.h"
 
 /* Opens path (absolute or relative; interpreted relative to rootfd) inside
  * the root with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS) and the

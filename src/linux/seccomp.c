@@ -5,8 +5,8 @@
 #define _GNU_SOURCE
 #include "seccomp.h"
 
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -6,8 +6,8 @@
 #ifndef PROCTOR_SECCOMP_H
 #define PROCTOR_SECCOMP_H
 
+#include "../base/error.h"
 #include "../config/config.h"
-#include "../core/error.h"
 
 /* Builds the filter without loading it, to validate config at create time
  * before anything is done.  Unknown syscall names are skipped (the running

@@ -8,8 +8,8 @@
  * point them at a host path. */
 #define _GNU_SOURCE
 #include "hidden.h"
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/log.h"
+#include "../base/util.h"
 #include "../linux/safepath.h"
 
 #include <errno.h>

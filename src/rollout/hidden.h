@@ -6,7 +6,7 @@
 #ifndef PROCTOR_HIDDEN_H
 #define PROCTOR_HIDDEN_H
 
-#include "../core/error.h"
+#include "../base/error.h"
 
 #define PR_HIDDEN_DIR "rollout-hidden"
 

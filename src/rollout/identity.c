@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/util.h"
+#include "../base/util.h"
 #include "../linux/safepath.h"
 
 /* Real passwd/group files are kilobytes; the cap bounds what a hostile

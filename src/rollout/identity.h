@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../core/error.h"
+#include "../base/error.h"
 
 struct pr_identity
 {

@@ -2,12 +2,14 @@
  * tokens and peer names (see network.h). */
 #define _GNU_SOURCE
 #include "network.h"
+#include "../base/env.h"
+#include "../base/log.h"
+#include "../base/proc.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 #include "egress/egress.h"
-#include "../core/log.h"
-#include "../core/state.h"
-#include "../core/util.h"
-#include "../linux/safepath.h"
 #include "../cgroup/cgroup.h"
+#include "../linux/safepath.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,7 +23,6 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -268,7 +269,7 @@ run_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int contr
     .control_fd = control,
     .log_path = log,
     .totals_path = totals,
-    .container_pidfd = (int) syscall (SYS_pidfd_open, pid, 0),
+    .container_pidfd = pr_sys_pidfd_open (pid, 0),
     .resolv_conf = a->dns->resolv_conf,
     .hosts_file = a->dns->hosts,
     .reachable = a->reachable,
@@ -430,33 +431,21 @@ pr_network_stop (int state_dirfd)
     return;
   if (sscanf (text, "%d %llu", &pid, &start) != 2 || pid <= 0)
     return;
-  int pfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  int pfd = pr_sys_pidfd_open (pid, 0);
   if (pfd < 0)
     return;
   if (pr_proc_start_time (pid) == start)
     {
-      syscall (SYS_pidfd_send_signal, pfd, SIGTERM, NULL, 0);
+      pr_sys_pidfd_send_signal (pfd, SIGTERM);
       for (int i = 0; i < 200 && pr_proc_start_time (pid) == start; i++)
         usleep (10000);
       if (pr_proc_start_time (pid) == start)
-        syscall (SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+        pr_sys_pidfd_send_signal (pfd, SIGKILL);
     }
   close (pfd);
 }
 
 /* ---------------------------------------------------------- environment */
-
-static bool
-is_proxy_var (const char *kv)
-{
-  for (size_t i = 0; proxy_vars[i]; i++)
-    {
-      size_t n = strlen (proxy_vars[i]);
-      if (strncmp (kv, proxy_vars[i], n) == 0 && kv[n] == '=')
-        return true;
-    }
-  return false;
-}
 
 static char *
 no_proxy_value (const struct pr_policy *p)
@@ -475,17 +464,9 @@ no_proxy_value (const struct pr_policy *p)
 char **
 pr_network_proxy_env (const struct pr_policy *p, enum pr_phase phase, const char *token, char **env)
 {
-  size_t w = 0;
-  for (size_t i = 0; env && env[i]; i++)
-    {
-      if (is_proxy_var (env[i]))
-        free (env[i]);
-      else
-        env[w++] = env[i];
-    }
-  if (env)
-    env[w] = NULL;
-  else
+  for (size_t i = 0; proxy_vars[i]; i++)
+    env = pr_env_unset (env, proxy_vars[i]);
+  if (env == NULL)
     env = xmalloc0 (sizeof (char *));
   _cleanup_free_ char *no_proxy = no_proxy_value (p);
   if (pr_policy_net_mode (p, phase) == PR_NET_NONE)

@@ -12,8 +12,8 @@
 
 #include <sys/types.h>
 
-#include "../core/error.h"
 #include "policy.h"
+#include "../base/error.h"
 
 #define PR_AGENT_PROXY_PORT 3128
 #define PR_PHASE_PROXY_PORT 3129

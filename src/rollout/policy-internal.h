@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <yajl/yajl_tree.h>
 
-#include "../core/error.h"
 #include "policy.h"
+#include "../base/error.h"
 
 /* Messages and yajl-tree helpers (policy.c) ------------------------------ */
 

@@ -21,7 +21,8 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
-#include "../core/util.h"
+#include "../base/json.h"
+#include "../base/util.h"
 
 #define PREFIX "rollout policy: "
 
@@ -503,16 +504,7 @@ pr_policy_to_json (const struct pr_policy *p)
   gstr (g, "drop_env");
   gstrv (g, p->drop_env);
   yajl_gen_map_close (g);
-
-  const unsigned char *buf;
-  size_t len;
-  if (yajl_gen_get_buf (g, &buf, &len) != yajl_gen_status_ok)
-    abort ();
-  char *r = xmalloc (len + 1);
-  memcpy (r, buf, len);
-  r[len] = '\0';
-  yajl_gen_free (g);
-  return r;
+  return pr_json_gen_finish (g);
 }
 
 static void

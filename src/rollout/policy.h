@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../base/error.h"
 #include "../config/config.h"
-#include "../core/error.h"
 
 #define PR_ROLLOUT_ANNOTATION "run.proctor.rollout"
 

@@ -6,8 +6,8 @@
  * with that host-name syntax.  Messages use pr_policy_perr (policy.c).
  * See policy.h and docs/rollout.md. */
 #define _GNU_SOURCE
-#include "policy.h"
 #include "policy-internal.h"
+#include "policy.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -19,7 +19,7 @@
 
 #include <yajl/yajl_tree.h>
 
-#include "../core/util.h"
+#include "../base/util.h"
 
 static int
 get_string (yajl_val v, const char *field, char **out, pr_error **err)
@@ -162,22 +162,9 @@ pseudo_fs_prefix (const char *path)
 {
   static const char *const roots[] = { "/proc", "/sys", "/dev" };
   for (size_t i = 0; i < PR_ARRAY_SIZE (roots); i++)
-    {
-      size_t n = strlen (roots[i]);
-      if (strncmp (path, roots[i], n) == 0 && (path[n] == '\0' || path[n] == '/'))
-        return roots[i];
-    }
+    if (pr_path_is_under (path, roots[i]))
+      return roots[i];
   return NULL;
-}
-
-/* True when child is parent or lies below it (both normalised). */
-static bool
-path_within (const char *child, const char *parent)
-{
-  size_t n = strlen (parent);
-  if (strcmp (parent, "/") == 0)
-    return true;
-  return strncmp (child, parent, n) == 0 && (child[n] == '\0' || child[n] == '/');
 }
 
 static int
@@ -488,10 +475,10 @@ pr_policy_parse_hide (yajl_val v, struct pr_policy *p, pr_error **err)
             return pr_policy_perr (err, "%s: \"%s\" is listed twice (hide[%zu])", f, raw, j);
           /* Nested entries: the outer one is moved out of the rootfs whole,
            * so the inner one would have nothing left to move. */
-          if (path_within (path, p->hide[j]))
+          if (pr_path_is_under (path, p->hide[j]))
             return pr_policy_perr (err, "%s: \"%s\" is inside \"%s\" (hide[%zu]), which is already hidden", f, raw,
                                    p->hide[j], j);
-          if (path_within (p->hide[j], path))
+          if (pr_path_is_under (p->hide[j], path))
             return pr_policy_perr (err, "%s: \"%s\" contains \"%s\" (hide[%zu]); list only the outer path", f, raw,
                                    p->hide[j], j);
         }

@@ -4,8 +4,9 @@
 #include "rollout.h"
 #include "hidden.h"
 #include "network.h"
-#include "../core/log.h"
-#include "../core/util.h"
+#include "../base/env.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,27 +36,6 @@ pr_rollout_policy_source (const struct pr_config *cfg, const char *policy_file)
 
 /* ------------------------------------------------------------ environment */
 
-static bool
-env_is (const char *kv, const char *key)
-{
-  size_t kl = strlen (key);
-  return strncmp (kv, key, kl) == 0 && kv[kl] == '=';
-}
-
-static char **
-env_set (char **env, const char *key, const char *value)
-{
-  _cleanup_free_ char *kv = xasprintf ("%s=%s", key, value);
-  for (size_t i = 0; env && env[i]; i++)
-    if (env_is (env[i], key))
-      {
-        free (env[i]);
-        env[i] = steal_pointer (&kv);
-        return env;
-      }
-  return pr_strv_append (env ? env : xmalloc0 (sizeof (char *)), kv);
-}
-
 /* Removes PROCTOR_* and drop_env variables: nothing in a session names
  * the harness. */
 static char **
@@ -84,7 +64,7 @@ static char **
 env_layer (char **env, const struct pr_phase_policy *t)
 {
   for (size_t i = 0; i < t->n_env; i++)
-    env = env_set (env, t->env[i].key, t->env[i].value);
+    env = pr_env_set (env, t->env[i].key, t->env[i].value);
   return env;
 }
 
@@ -102,7 +82,7 @@ apply_user (int rootfd, const char *spec, struct pr_process *proc, pr_error **er
   proc->user.additional_gids = id.groups;
   proc->user.n_additional_gids = id.n_groups;
   id.groups = NULL;
-  proc->env = env_set (proc->env, "HOME", id.home ? id.home : "/");
+  proc->env = pr_env_set (proc->env, "HOME", id.home ? id.home : "/");
   pr_identity_free_contents (&id);
   return 0;
 }
@@ -304,9 +284,11 @@ static int
 take_phase_env (char **env, enum pr_phase *phase, pr_error **err)
 {
   for (size_t i = 0; env && env[i]; i++)
-    if (env_is (env[i], PR_PHASE_ENV) && parse_phase (env[i] + strlen (PR_PHASE_ENV) + 1, phase) < 0)
-      return pr_error_invalid (err, "%s: unknown phase `%s` (expected agent, setup or verifier)", PR_PHASE_ENV,
-                               env[i] + strlen (PR_PHASE_ENV) + 1);
+    {
+      const char *v = pr_env_entry_value (env[i], PR_PHASE_ENV);
+      if (v && parse_phase (v, phase) < 0)
+        return pr_error_invalid (err, "%s: unknown phase `%s` (expected agent, setup or verifier)", PR_PHASE_ENV, v);
+    }
   return 0;
 }
 

@@ -16,10 +16,10 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "../config/config.h"
-#include "../core/error.h"
 #include "identity.h"
 #include "policy.h"
+#include "../base/error.h"
+#include "../config/config.h"
 
 #define PR_PHASE_ENV "PROCTOR_PHASE"
 

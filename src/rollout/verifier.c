@@ -2,7 +2,8 @@
 #define _GNU_SOURCE
 #include "verifier.h"
 #include "hidden.h"
-#include "../core/util.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,18 +12,17 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
 static int
 open_tree_clone (int dirfd, const char *path, bool readonly, int *fd_out, pr_error **err)
 {
-  int fd = (int) syscall (SYS_open_tree, dirfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  int fd = pr_sys_open_tree (dirfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
   if (fd < 0)
     return pr_error_set (err, errno, "clone mount of `%s`", path);
   if (readonly)
     {
       struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
-      if (syscall (SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+      if (pr_sys_mount_setattr (fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
         {
           int e = errno;
           close (fd);
@@ -44,17 +44,10 @@ add (struct pr_verifier_view *v, const char *target, int fd, bool is_dir)
 }
 
 static bool
-is_under (const char *path, const char *dir)
-{
-  size_t n = strlen (dir);
-  return strncmp (path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
-static bool
 has_mount_under (const struct pr_policy *p, const char *dir)
 {
   for (size_t i = 0; i < p->n_verifier_mounts; i++)
-    if (is_under (p->verifier_mounts[i].destination, dir))
+    if (pr_path_is_under (p->verifier_mounts[i].destination, dir))
       return true;
   return false;
 }
@@ -160,13 +153,13 @@ open_target (int rootfd, const char *path, bool is_dir, int *fd_out, pr_error **
 static int
 new_tmpfs (pr_error **err)
 {
-  int fs = (int) syscall (SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+  int fs = pr_sys_fsopen ("tmpfs", FSOPEN_CLOEXEC);
   if (fs < 0)
     return pr_error_set (err, errno, "fsopen tmpfs");
-  int r = (int) syscall (SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0);
+  int r = pr_sys_fsconfig (fs, FSCONFIG_SET_STRING, "mode", "0755", 0);
   if (r == 0)
-    r = (int) syscall (SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
-  int m = r < 0 ? -1 : (int) syscall (SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    r = pr_sys_fsconfig (fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
+  int m = r < 0 ? -1 : pr_sys_fsmount (fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
   int e = errno;
   close (fs);
   if (m < 0)
@@ -178,7 +171,7 @@ static int
 attach (int tree, int dirfd, const char *name, const char *what, pr_error **err)
 {
   unsigned int flags = MOVE_MOUNT_F_EMPTY_PATH | (name[0] ? 0 : MOVE_MOUNT_T_EMPTY_PATH);
-  if (syscall (SYS_move_mount, tree, "", dirfd, name, flags) < 0)
+  if (pr_sys_move_mount (tree, "", dirfd, name, flags) < 0)
     return pr_error_set (err, errno, "mount %s", what);
   return 0;
 }
@@ -230,7 +223,7 @@ mirror_entry (int oldroot, int newroot, const char *name, pr_error **err)
     return pr_error_set (err, errno, "create `/%s` in the verifier's root", name);
   if (!S_ISDIR (st.st_mode))
     close (r);
-  int tree = (int) syscall (SYS_open_tree, oldroot, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  int tree = pr_sys_open_tree (oldroot, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
   if (tree < 0)
     return pr_error_set (err, errno, "clone `/%s`", name);
   _cleanup_free_ char *what = xasprintf ("`/%s`", name);
@@ -278,7 +271,7 @@ pivot_into (int newroot, pr_error **err)
 {
   if (fchdir (newroot) < 0)
     return pr_error_set (err, errno, "enter the verifier's root");
-  if (syscall (SYS_pivot_root, ".", ".") < 0)
+  if (pr_sys_pivot_root (".", ".") < 0)
     return pr_error_set (err, errno, "pivot_root into the verifier's root");
   if (umount2 (".", MNT_DETACH) < 0)
     return pr_error_set (err, errno, "detach the container's root");

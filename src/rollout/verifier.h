@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../core/error.h"
 #include "rollout.h"
+#include "../base/error.h"
 
 struct pr_verifier_mount
 {

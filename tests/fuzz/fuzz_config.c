@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <yajl/yajl_tree.h>
 
+#include "base/error.h"
 #include "config/config.h"
-#include "core/error.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

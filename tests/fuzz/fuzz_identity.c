@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "rollout/identity.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);

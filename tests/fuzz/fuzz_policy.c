@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "rollout/policy.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);

@@ -6,7 +6,7 @@
 # network namespace.
 #
 # kill -9 at a step uses the test-only PROCTOR_TEST_CRASH_AT=<step> hook in
-# src/core/container.c (steps: state-dir cgroup fork init-pid hooks network
+# src/lifecycle/container.c (steps: state-dir cgroup fork init-pid hooks network
 # state-saved).  A runtime other than proctor ignores it, so those tests
 # only run against proctor.
 

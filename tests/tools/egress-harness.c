@@ -29,12 +29,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../../src/core/error.h"
-#include "../../src/core/util.h"
+#include "../../src/base/error.h"
+#include "../../src/base/syscall.h"
+#include "../../src/base/util.h"
 #include "../../src/rollout/egress/egress.h"
 #include "../../src/rollout/policy.h"
 
@@ -171,7 +171,7 @@ main (int argc, char **argv)
           break;
         }
       case 'w':
-        cfg.container_pidfd = syscall (SYS_pidfd_open, atoi (optarg), 0);
+        cfg.container_pidfd = pr_sys_pidfd_open (atoi (optarg), 0);
         if (cfg.container_pidfd < 0)
           return perror ("pidfd_open"), 1;
         break;

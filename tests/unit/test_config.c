@@ -13,9 +13,9 @@
 #include <sys/resource.h>
 #include <cmocka.h>
 
+#include "../../src/base/util.h"
 #include "../../src/config/config.h"
 #include "../../src/config/spec.h"
-#include "../../src/core/util.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../src/core/util.h"
+#include "../../src/base/util.h"
 #include "../../src/rollout/egress/hostcheck.h"
 
 static struct sockaddr_storage

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "../../src/core/util.h"
+#include "../../src/base/util.h"
 #include "../../src/rollout/identity.h"
 
 static const char passwd[] = "# a comment line\n"

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "../../src/core/util.h"
+#include "../../src/base/util.h"
 #include "../../src/rollout/policy.h"
 
 struct bad_case

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../src/core/util.h"
+#include "../../src/base/util.h"
 #include "../../src/rollout/egress/reqhead.h"
 
 static int

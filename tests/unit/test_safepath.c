@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "../../src/core/util.h"
+#include "../../src/base/util.h"
 #include "../../src/linux/safepath.h"
 
 struct fixture

@@ -1,5 +1,7 @@
-/* test_util.c - unit tests for src/core/util.c (files, string vectors,
- * integer parsing, mkdir -p) and src/core/error.c (pr_error). */
+/* test_util.c - unit tests for src/base/: util.c (files, string vectors,
+ * integer parsing, mkdir -p, paths under a directory), error.c
+ * (pr_error), proc.c (process start times), json.c (yajl generator text)
+ * and env.c (KEY=VALUE vectors). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -10,11 +12,15 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../../src/core/error.h"
-#include "../../src/core/util.h"
+#include "../../src/base/env.h"
+#include "../../src/base/error.h"
+#include "../../src/base/json.h"
+#include "../../src/base/proc.h"
+#include "../../src/base/util.h"
 
 /* A fresh temporary directory per test, removed (recursively, it is
  * shallow) by the teardown. */
@@ -317,6 +323,124 @@ test_write_read_all (void **state)
   assert_int_equal (errno, EBADF);
 }
 
+/* pr_proc_start_time: this process has a start time, stable across
+ * reads; a zombie, a reaped pid and pids <= 0 have none (0). */
+static void
+test_proc_start_time (void **state)
+{
+  unsigned long long self = pr_proc_start_time (getpid ());
+  assert_true (self > 0);
+  assert_true (self == pr_proc_start_time (getpid ()));
+  assert_true (pr_proc_start_time (0) == 0);
+  assert_true (pr_proc_start_time (-1) == 0);
+
+  pid_t child = fork ();
+  assert_true (child >= 0);
+  if (child == 0)
+    _exit (0);
+  /* Unreaped, the child is a zombie: its pid no longer names a live
+   * process.  Poll until it has exited (state Z), bounded. */
+  for (int i = 0; i < 1000 && pr_proc_start_time (child) != 0; i++)
+    usleep (1000);
+  assert_true (pr_proc_start_time (child) == 0);
+  assert_int_equal (waitpid (child, NULL, 0), child);
+  assert_true (pr_proc_start_time (child) == 0);
+}
+
+/* pr_json_gen_finish / _line: the generated text, NUL-terminated, with a
+ * NUL inside a string escaped (so strlen is its length); nothing
+ * generated gives "". */
+static void
+test_json_gen_finish (void **state)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  assert_non_null (g);
+  yajl_gen_map_open (g);
+  yajl_gen_string (g, (const unsigned char *) "k", 1);
+  yajl_gen_string (g, (const unsigned char *) "a\0b", 3);
+  yajl_gen_string (g, (const unsigned char *) "n", 1);
+  yajl_gen_integer (g, 42);
+  yajl_gen_map_close (g);
+  _cleanup_free_ char *text = pr_json_gen_finish (g);
+  assert_string_equal (text, "{\"k\":\"a\\u0000b\",\"n\":42}");
+
+  g = yajl_gen_alloc (NULL);
+  yajl_gen_array_open (g);
+  yajl_gen_bool (g, 1);
+  yajl_gen_array_close (g);
+  _cleanup_free_ char *line = pr_json_gen_finish_line (g);
+  assert_string_equal (line, "[true]\n");
+
+  g = yajl_gen_alloc (NULL);
+  _cleanup_free_ char *empty = pr_json_gen_finish (g);
+  assert_string_equal (empty, "");
+}
+
+/* pr_env_*: names match whole (KEY, not KEYX or a prefix), the first
+ * entry wins, set/override replace in place or append, unset removes
+ * every copy and keeps the order. */
+static void
+test_env (void **state)
+{
+  assert_string_equal (pr_env_entry_value ("HOME=/root", "HOME"), "/root");
+  assert_string_equal (pr_env_entry_value ("HOME=", "HOME"), "");
+  assert_null (pr_env_entry_value ("HOMEX=/x", "HOME"));
+  assert_null (pr_env_entry_value ("HOM=/x", "HOME"));
+  assert_null (pr_env_entry_value ("HOME", "HOME"));
+
+  assert_null (pr_env_get (NULL, "A"));
+  char **env = pr_env_set (NULL, "A", "1");
+  env = pr_env_set (env, "AB", "2");
+  env = pr_env_set (env, "A", "3");
+  assert_int_equal (pr_strv_len (env), 2);
+  assert_string_equal (env[0], "A=3");
+  assert_string_equal (env[1], "AB=2");
+  assert_string_equal (pr_env_get (env, "A"), "3");
+  assert_string_equal (pr_env_get (env, "AB"), "2");
+  assert_null (pr_env_get (env, "B"));
+
+  env = pr_env_override (env, "AB=x=y");
+  env = pr_env_override (env, "C=");
+  env = pr_env_override (env, "D");
+  assert_int_equal (pr_strv_len (env), 4);
+  assert_string_equal (env[1], "AB=x=y");
+  assert_string_equal (pr_env_get (env, "AB"), "x=y");
+  assert_string_equal (env[2], "C=");
+  assert_string_equal (env[3], "D");
+  assert_null (pr_env_get (env, "D"));
+
+  /* A duplicate: get sees the first, unset removes both. */
+  env = pr_strv_append (env, "A=4");
+  assert_string_equal (pr_env_get (env, "A"), "3");
+  env = pr_env_unset (env, "A");
+  assert_int_equal (pr_strv_len (env), 3);
+  assert_string_equal (env[0], "AB=x=y");
+  assert_string_equal (env[1], "C=");
+  assert_string_equal (env[2], "D");
+  env = pr_env_unset (env, "NONE");
+  assert_int_equal (pr_strv_len (env), 3);
+  assert_null (pr_env_unset (NULL, "A"));
+  pr_strv_free (env);
+}
+
+/* pr_path_is_under: whole components only; "/" holds every absolute
+ * path; a trailing '/' on dir changes nothing. */
+static void
+test_path_is_under (void **state)
+{
+  assert_true (pr_path_is_under ("/a", "/a"));
+  assert_true (pr_path_is_under ("/a/b", "/a"));
+  assert_true (pr_path_is_under ("/a/b/c", "/a/b"));
+  assert_false (pr_path_is_under ("/ab", "/a"));
+  assert_false (pr_path_is_under ("/a", "/a/b"));
+  assert_false (pr_path_is_under ("/b/a", "/a"));
+  assert_true (pr_path_is_under ("/a/b", "/a/"));
+  assert_true (pr_path_is_under ("/", "/"));
+  assert_true (pr_path_is_under ("/x/y", "/"));
+  assert_true (pr_path_is_under ("/proc/self", "/proc"));
+  assert_false (pr_path_is_under ("/processes", "/proc"));
+}
+
 int
 main (void)
 {
@@ -332,6 +456,10 @@ main (void)
     cmocka_unit_test (test_error_set),
     cmocka_unit_test (test_error_wrap),
     cmocka_unit_test (test_write_read_all),
+    cmocka_unit_test (test_proc_start_time),
+    cmocka_unit_test (test_json_gen_finish),
+    cmocka_unit_test (test_env),
+    cmocka_unit_test (test_path_is_under),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -17,8 +17,9 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
-#include "../../core/util.h"
 #include "egress-internal.h"
+#include "../../base/json.h"
+#include "../../base/util.h"
 
 static void
 gen_str (yajl_gen g, const char *s)
@@ -54,8 +55,6 @@ char *
 pr_declog_format (const struct pr_decision *d, time_t first, time_t last, uint64_t count)
 {
   char ts[32], te[32];
-  const unsigned char *out;
-  size_t len;
 
   rfc3339 (first, ts);
   rfc3339 (last, te);
@@ -75,13 +74,7 @@ pr_declog_format (const struct pr_decision *d, time_t first, time_t last, uint64
   gen_num (g, "count", count);
   gen_kv (g, "last", te);
   yajl_gen_map_close (g);
-  yajl_gen_get_buf (g, &out, &len);
-  char *line = xmalloc (len + 2);
-  memcpy (line, out, len);
-  line[len] = '\n';
-  line[len + 1] = '\0';
-  yajl_gen_free (g);
-  return line;
+  return pr_json_gen_finish_line (g);
 }
 
 /* ---- the fold table ---- */

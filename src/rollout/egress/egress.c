@@ -13,16 +13,16 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
 #include <yajl/yajl_tree.h>
 
-#include "../../core/log.h"
-#include "../../core/util.h"
 #include "egress-internal.h"
+#include "../../base/log.h"
+#include "../../base/syscall.h"
+#include "../../base/util.h"
 
 /* ---- tokens ---- */
 
@@ -106,7 +106,7 @@ token_open (struct pr_egress *eg, const char *phase, const char *token, long lon
   if (eg->n_tokens >= PR_EGRESS_MAX_TOKENS)
     return "too many live tokens";
 
-  int pidfd = syscall (SYS_pidfd_open, (pid_t) pid, 0);
+  int pidfd = pr_sys_pidfd_open ((pid_t) pid, 0);
   if (pidfd < 0)
     return errno == ESRCH ? "no such process" : "pidfd_open failed";
   struct pr_token *t = xmalloc0 (sizeof *t);

@@ -34,7 +34,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "../../core/error.h"
+#include "../../base/error.h"
 #include "../policy.h"
 #include "hostcheck.h"
 

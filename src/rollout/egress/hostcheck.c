@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../core/util.h"
+#include "../../base/util.h"
 
 #define V4(a, b, c, d) { a, b, c, d }
 

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "../../core/error.h"
+#include "../../base/error.h"
 #include "../../linux/netlink.h"
 
 enum pr_addr_class

@@ -21,10 +21,10 @@
 
 #include <event2/buffer.h>
 
-#include "../../core/util.h"
 #include "egress-internal.h"
 #include "hostcheck.h"
 #include "tlshello.h"
+#include "../../base/util.h"
 
 static void error_event_cb (struct bufferevent *bev, short what, void *arg);
 static void connect_next (struct pr_conn *c);

@@ -26,8 +26,8 @@
 
 #include <event2/buffer.h>
 
-#include "../../core/util.h"
 #include "egress-internal.h"
+#include "../../base/util.h"
 
 static void relay_kick_cb (evutil_socket_t fd, short what, void *arg);
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../../core/util.h"
+#include "../../base/util.h"
 
 /* RFC 9110 section 5.6.2 tchar. */
 static bool

@@ -23,11 +23,11 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../../core/util.h"
 #include "egress-internal.h"
+#include "../../base/syscall.h"
+#include "../../base/util.h"
 
 /* A root of nothing: a read-only tmpfs mounted on dir inside a new mount
  * namespace, made the root with pivot_root(".", ".") and the old root
@@ -44,7 +44,7 @@ empty_root (const char *dir, pr_error **err)
     return pr_error_set (err, errno, "egress sandbox: mount an empty tmpfs on `%s`", dir);
   if (chdir (dir) < 0)
     return pr_error_set (err, errno, "egress sandbox: chdir `%s`", dir);
-  if (syscall (SYS_pivot_root, ".", ".") < 0)
+  if (pr_sys_pivot_root (".", ".") < 0)
     return pr_error_set (err, errno, "egress sandbox: pivot_root");
   if (umount2 (".", MNT_DETACH) < 0)
     return pr_error_set (err, errno, "egress sandbox: detach the old root");

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "error.h"
+#include "../base/error.h"
 
 enum pr_sync_type
 {

@@ -10,10 +10,11 @@
 #include "exec.h"
 #include "console.h"
 #include "finalize.h"
-#include "log.h"
 #include "state.h"
 #include "sync.h"
-#include "util.h"
+#include "../base/env.h"
+#include "../base/log.h"
+#include "../base/util.h"
 #include "../cgroup/cgroup.h"
 #include "../config/config.h"
 #include "../linux/namespace.h"
@@ -52,21 +53,6 @@ struct exec_ctx
 
 /* ------------------------------------------------------- process building */
 
-static char **
-env_override (char **env, const char *kv)
-{
-  const char *eq = strchr (kv, '=');
-  size_t kl = eq ? (size_t) (eq - kv) : strlen (kv);
-  for (size_t i = 0; env && env[i]; i++)
-    if (strncmp (env[i], kv, kl) == 0 && env[i][kl] == '=')
-      {
-        free (env[i]);
-        env[i] = xstrdup (kv);
-        return env;
-      }
-  return pr_strv_append (env, kv);
-}
-
 static int
 parse_user (const char *spec, struct pr_user *u, pr_error **err)
 {
@@ -101,7 +87,7 @@ apply_cli_overrides (struct pr_process *p, const struct pr_exec_opts *o, pr_erro
     }
   p->terminal = o->tty;
   for (size_t i = 0; o->env && o->env[i]; i++)
-    p->env = env_override (p->env, o->env[i]);
+    p->env = pr_env_override (p->env, o->env[i]);
   if (o->cwd)
     {
       free (p->cwd);

@@ -17,12 +17,15 @@
 #include "container.h"
 #include "console.h"
 #include "hooks.h"
-#include "log.h"
 #include "state.h"
 #include "sync.h"
-#include "util.h"
+#include "../base/log.h"
+#include "../base/proc.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 #include "../cgroup/cgroup.h"
 #include "../config/config.h"
+#include "../../libcrun-compat/annotations.h"
 #include "../linux/caps.h"
 #include "../linux/idmount.h"
 #include "../linux/mount.h"
@@ -30,7 +33,6 @@
 #include "../linux/seccomp.h"
 #include "../rollout/network.h"
 #include "../rollout/rollout.h"
-#include "../../libcrun-compat/annotations.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +43,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -124,7 +125,7 @@ load_state_config_for_hook (const struct pr_global *g, const char *id, const cha
 static int
 pidfd_open_checked (const struct pr_state *st)
 {
-  int fd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+  int fd = pr_sys_pidfd_open (st->pid, 0);
   if (fd < 0)
     return -1;
   /* The pidfd pins the process we opened; if its start time still matches,
@@ -667,7 +668,7 @@ pr_container_kill (const struct pr_global *g, const char *id, int sig, bool all,
   _cleanup_close_ int pfd = pidfd_open_checked (st);
   if (pfd < 0)
     return pr_error_set (err, 0, "container not running");
-  if (syscall (SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0)
+  if (pr_sys_pidfd_send_signal (pfd, sig) < 0)
     {
       if (errno == ESRCH)
         return pr_error_set (err, 0, "container not running");
@@ -682,7 +683,7 @@ kill_and_wait (const struct pr_state *st)
   _cleanup_close_ int pfd = pidfd_open_checked (st);
   if (pfd < 0)
     return;
-  syscall (SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+  pr_sys_pidfd_send_signal (pfd, SIGKILL);
   struct pollfd p = { pfd, POLLIN, 0 };
   poll (&p, 1, 5000);
 }

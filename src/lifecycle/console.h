@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "../base/error.h"
 
 /* Connects to the AF_UNIX stream socket at path, returning the fd in *fd_out
  * (O_CLOEXEC).  Errors: socket/connect errno with the path. */

@@ -1,10 +1,10 @@
 /* run.c - `run` (create + start + wait + delete, as runc run) and the
  * signal forwarding a foreground run or exec needs. */
 #define _GNU_SOURCE
-#include "container.h"
 #include "console.h"
-#include "log.h"
-#include "util.h"
+#include "container.h"
+#include "../base/log.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -2,8 +2,9 @@
  * finalize.h). */
 #define _GNU_SOURCE
 #include "finalize.h"
-#include "log.h"
-#include "util.h"
+#include "../base/env.h"
+#include "../base/log.h"
+#include "../base/util.h"
 #include "../linux/caps.h"
 #include "../linux/lsm.h"
 #include "../linux/procattr.h"
@@ -17,16 +18,6 @@
 #include <sys/stat.h>
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-static const char *
-env_get (char *const *env, const char *key)
-{
-  size_t kl = strlen (key);
-  for (size_t i = 0; env && env[i]; i++)
-    if (strncmp (env[i], key, kl) == 0 && env[i][kl] == '=')
-      return env[i] + kl + 1;
-  return NULL;
-}
 
 static bool
 is_executable_file (const char *path)
@@ -50,7 +41,7 @@ pr_find_executable (const char *name, char *const *env, char **out, pr_error **e
       *out = xstrdup (name);
       return 0;
     }
-  const char *path = env_get (env, "PATH");
+  const char *path = pr_env_get (env, "PATH");
   _cleanup_free_ char *copy = xstrdup (path ? path : DEFAULT_PATH);
   char *save = NULL;
   for (char *dir = strtok_r (copy, ":", &save); dir; dir = strtok_r (NULL, ":", &save))
@@ -116,11 +107,10 @@ pr_finalize_prepare (const struct pr_process *p, const struct pr_config *cfg, ch
   if (apply_cwd (p, err) < 0)
     return -1;
   _cleanup_strv_ char **env = pr_strv_dup (p->env);
-  if (env_get (env, "HOME") == NULL)
+  if (pr_env_get (env, "HOME") == NULL)
     {
       _cleanup_free_ char *home = home_for_uid (p->user.uid);
-      _cleanup_free_ char *kv = xasprintf ("HOME=%s", home);
-      env = pr_strv_append (env, kv);
+      env = pr_env_set (env, "HOME", home);
     }
   if (p->args == NULL || p->args[0] == NULL)
     return pr_error_invalid (err, "process.args must not be empty");

@@ -7,9 +7,9 @@
 #ifndef PROCTOR_FINALIZE_H
 #define PROCTOR_FINALIZE_H
 
+#include "../base/error.h"
+#include "../base/fds.h"
 #include "../config/config.h"
-#include "error.h"
-#include "fds.h"
 
 /* Looks up name like execvp(3) would: names containing '/' are used as is;
  * others are searched in the PATH of env (or a default PATH).  Returns a

@@ -21,12 +21,9 @@
 #include <unistd.h>
 
 #include "console.h"
-#include "log.h"
-#include "util.h"
-
-#ifndef TIOCGPTPEER
-#define TIOCGPTPEER _IO ('T', 0x41)
-#endif
+#include "../base/log.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 
 /* ---- connecting ---------------------------------------------------------- */
 

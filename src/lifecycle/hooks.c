@@ -8,19 +8,15 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "hooks.h"
-#include "log.h"
-#include "util.h"
-
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
+#include "../base/log.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 
 /* Without a pidfd (kernel < 5.3) we poll waitpid() at this interval. */
 #define FALLBACK_POLL_MS 10
@@ -233,7 +229,7 @@ run_one (const struct pr_hook *h, const char *kind, const char *state_json, pr_e
   ep_w = -1;
 
   /* No reuse race: the pid stays ours until we reap it. */
-  _cleanup_close_ int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  _cleanup_close_ int pidfd = pr_sys_pidfd_open (pid, 0);
   if (pidfd < 0)
     pr_debug ("pidfd_open for %shook `%s`: %s; polling waitpid", kind, c.path, strerror (errno));
 

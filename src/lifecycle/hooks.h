@@ -7,8 +7,8 @@
 #ifndef PROCTOR_HOOKS_H
 #define PROCTOR_HOOKS_H
 
+#include "../base/error.h"
 #include "../config/config.h"
-#include "error.h"
 
 /* Runs every hook of the list in order, stopping at the first failure.
  * state_json: the runtime-spec state (NUL-terminated) fed on each hook's

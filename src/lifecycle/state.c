@@ -1,7 +1,9 @@
 /* state.c - the per-container state directory and state.json (see state.h). */
 #define _GNU_SOURCE
 #include "state.h"
-#include "util.h"
+#include "../base/json.h"
+#include "../base/proc.h"
+#include "../base/util.h"
 #include "../cgroup/cgroup.h"
 
 #include <ctype.h>
@@ -71,30 +73,6 @@ pr_state_dir_remove (const char *root, const char *id, pr_error **err)
   return 0;
 }
 
-unsigned long long
-pr_proc_start_time (pid_t pid)
-{
-  _cleanup_free_ char *path = xasprintf ("/proc/%d/stat", pid);
-  _cleanup_free_ char *buf = NULL;
-  if (pid <= 0 || pr_read_file (path, &buf, NULL, NULL) < 0)
-    return 0;
-  /* comm (field 2) may contain spaces and parentheses: parse after the
-   * last ')'.  Field 3 is the state; starttime is field 22. */
-  char *p = strrchr (buf, ')');
-  if (p == NULL)
-    return 0;
-  p += 2;
-  if (*p == 'Z' || *p == 'X')
-    return 0;
-  for (int field = 3; field < 22 && p; field++)
-    {
-      p = strchr (p, ' ');
-      if (p)
-        p++;
-    }
-  return p ? strtoull (p, NULL, 10) : 0;
-}
-
 bool
 pr_state_pid_alive (const struct pr_state *st)
 {
@@ -126,19 +104,6 @@ gen_kv (yajl_gen g, const char *k, const char *v)
   GEN_STR (g, v ? v : "");
 }
 
-static char *
-gen_finish (yajl_gen g)
-{
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  char *r = xmalloc (len + 1);
-  memcpy (r, buf, len);
-  r[len] = '\0';
-  yajl_gen_free (g);
-  return r;
-}
-
 static void
 gen_annotations (yajl_gen g, char **ann)
 {
@@ -166,7 +131,7 @@ pr_state_to_json (const struct pr_state *st, const char *status)
   gen_kv (g, "owner", st->owner);
   gen_annotations (g, st->annotations);
   yajl_gen_map_close (g);
-  return gen_finish (g);
+  return pr_json_gen_finish (g);
 }
 
 static char *
@@ -188,7 +153,7 @@ state_file_json (const struct pr_state *st)
   yajl_gen_bool (g, st->systemd_cgroup);
   gen_annotations (g, st->annotations);
   yajl_gen_map_close (g);
-  return gen_finish (g);
+  return pr_json_gen_finish (g);
 }
 
 int

@@ -8,8 +8,8 @@
 #include <signal.h>
 #include <sys/types.h>
 
-#include "error.h"
-#include "fds.h"
+#include "../base/error.h"
+#include "../base/fds.h"
 
 /* Global options (runc's global flags). */
 struct pr_global

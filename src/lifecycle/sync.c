@@ -1,7 +1,7 @@
 /* sync.c - runtime <-> container-process messages (see sync.h). */
 #define _GNU_SOURCE
 #include "sync.h"
-#include "util.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <string.h>

@@ -4,6 +4,7 @@
  * invocation), so they live in one static struct set by pr_log_init(). */
 #define _GNU_SOURCE
 #include "log.h"
+#include "json.h"
 #include "util.h"
 
 #include <errno.h>
@@ -62,8 +63,6 @@ static void
 write_json (int fd, const char *level, const char *msg, const char *when)
 {
   yajl_gen g = yajl_gen_alloc (NULL);
-  const unsigned char *buf;
-  size_t len;
 
   yajl_gen_map_open (g);
   yajl_gen_string (g, (const unsigned char *) "level", 5);
@@ -73,13 +72,8 @@ write_json (int fd, const char *level, const char *msg, const char *when)
   yajl_gen_string (g, (const unsigned char *) "time", 4);
   yajl_gen_string (g, (const unsigned char *) when, strlen (when));
   yajl_gen_map_close (g);
-  yajl_gen_get_buf (g, &buf, &len);
-  char *line = xmalloc (len + 1);
-  memcpy (line, buf, len);
-  line[len] = '\n';
-  pr_write_all (fd, line, len + 1);
-  free (line);
-  yajl_gen_free (g);
+  _cleanup_free_ char *line = pr_json_gen_finish_line (g);
+  pr_write_all (fd, line, strlen (line));
 }
 
 static void

@@ -4,13 +4,14 @@
  * wait on exec.fifo and execve).  The runtime side is container.c; the
  * process model is described there. */
 #define _GNU_SOURCE
-#include "create-internal.h"
 #include "console.h"
+#include "create-internal.h"
 #include "finalize.h"
 #include "hooks.h"
-#include "log.h"
 #include "sync.h"
-#include "util.h"
+#include "../base/log.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
 #include "../linux/idmount.h"
 #include "../linux/mount.h"
 #include "../linux/namespace.h"

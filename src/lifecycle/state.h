@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "../base/error.h"
 
 struct pr_state
 {
@@ -57,9 +57,6 @@ const char *pr_state_status (const struct pr_state *st);
 
 /* Returns true if st->pid is alive and is still the same process. */
 bool pr_state_pid_alive (const struct pr_state *st);
-
-/* Reads field 22 (starttime) of /proc/PID/stat; 0 if the process is gone. */
-unsigned long long pr_proc_start_time (pid_t pid);
 
 /* Runtime-spec state JSON ({"ociVersion","id","status","pid","bundle",
  * "annotations"} plus runc's "rootfs","created","owner"), malloc'd. */

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #include "container.h"
-#include "error.h"
+#include "../base/error.h"
 
 struct pr_exec_opts
 {

@@ -1,6 +1,7 @@
 /* util.c - implementations of the helpers declared in util.h. */
 #define _GNU_SOURCE
 #include "util.h"
+#include "syscall.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -8,7 +9,6 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <linux/close_range.h>
 
 void *
@@ -195,6 +195,15 @@ pr_strv_append (char **v, const char *s)
 }
 
 bool
+pr_path_is_under (const char *path, const char *dir)
+{
+  size_t n = strlen (dir);
+  while (n > 0 && dir[n - 1] == '/')
+    n--;
+  return strncmp (path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+bool
 pr_str_is_digits (const char *s, size_t n)
 {
   if (n == 0)
@@ -260,7 +269,7 @@ pr_mkdir_p (const char *path, int mode)
 void
 pr_close_fds_from (int first)
 {
-  if (syscall (SYS_close_range, first, ~0U, 0) == 0)
+  if (pr_sys_close_range (first, ~0U, 0) == 0)
     return;
   for (int fd = first; fd < 65536; fd++)
     close (fd);
@@ -269,7 +278,7 @@ pr_close_fds_from (int first)
 int
 pr_cloexec_fds_from (int first)
 {
-  if (syscall (SYS_close_range, first, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+  if (pr_sys_close_range (first, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
     return 0;
   DIR *d = opendir ("/proc/self/fd");
   if (d == NULL)

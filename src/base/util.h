@@ -66,6 +66,13 @@ char **pr_strv_append (char **v, const char *s);
  * strlen (s) for a whole string). */
 bool pr_str_is_digits (const char *s, size_t n);
 
+/* True when path is dir or lies below it, comparing whole components as
+ * text: "/a/b" and "/a" are under "/a", "/ab" is not.  Trailing '/'s of
+ * dir are ignored, so "/" holds every absolute path.  Neither path is
+ * resolved ("..", symlinks): callers pass normalised absolute paths
+ * (realpath(3), mountinfo fields, a policy's normalised paths). */
+bool pr_path_is_under (const char *path, const char *dir);
+
 /* Parses a decimal unsigned integer; -1 with errno=EINVAL/ERANGE. */
 int pr_parse_u64 (const char *s, uint64_t *out);
 

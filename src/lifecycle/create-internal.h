@@ -12,10 +12,6 @@
 #include "../config/config.h"
 #include "../rollout/rollout.h"
 
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
-
 struct create_ctx
 {
   const struct pr_global *g;
