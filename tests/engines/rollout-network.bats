@@ -67,12 +67,13 @@ teardown_file() {
 
 # HTTP_VIA_PROXY, run inside the container as `perl -e "$HTTP_VIA_PROXY"
 # PORT URL [BASIC]` (perl-base only): sends one absolute-form GET to
-# 127.0.0.1:PORT (with Proxy-Authorization: Basic BASIC when given) and
-# prints the status line, or "connect failed: ERR".
+# 127.0.0.1:PORT (with Proxy-Authorization: Basic BASIC when given, and
+# the Host field the proxy requires: the URL's host and port) and prints
+# the status line, or "connect failed: ERR".
 HTTP_VIA_PROXY='use IO::Socket::INET; my ($port, $url, $tok) = @ARGV;
 my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => $port, Timeout => 10)
   or do { print "connect failed: $!\n"; exit 0 };
-my ($host) = $url =~ m{^http://([^/:]+)};
+my ($host) = $url =~ m{^http://([^/]+)};
 print $s "GET $url HTTP/1.1\r\nHost: $host\r\nConnection: close\r\n";
 print $s "Proxy-Authorization: Basic $tok\r\n" if $tok;
 print $s "\r\n"; my $line = <$s>; $line =~ s/\r?\n//; print "$line\n";'
