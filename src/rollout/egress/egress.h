@@ -20,14 +20,22 @@
  *     the token is live until process N (watched with a pidfd) exits;
  *   {"cmd":"close","token":"HEX"}
  * answered with one line {"ok":true} or {"ok":false,"error":"..."}.
- * Decision log: one JSON line per decision appended to log_path:
+ * Decision log (declog.c), appended to log_path, at most 1 MiB:
  *   {"time":"RFC3339","phase":"agent","method":"CONNECT","host":"h","port":443,
- *    "decision":"allow"|"deny","reason":"...","bytes_up":N,"bytes_down":N}
- * Never connects to loopback, link-local, RFC 1918, fc00::/7, CGNAT
- * (100.64/10), multicast, unspecified or the host's own addresses, whatever
- * the name resolves to (checked on every resolved address before connect).
+ *    "decision":"allow"|"deny","reason":"...","bytes_up":N,"bytes_down":N,
+ *    "count":N,"last":"RFC3339"}
+ * (a line folds count decisions of one key, from time to last); per-phase
+ * totals, fixed-width lines rewritten in place, in totals_path.
+ * Destinations: only addresses on the internet (hostcheck.h: the IANA
+ * special-purpose ranges, the host's own addresses, on-link networks and
+ * gateways are refused unless cfg->reachable names them), checked on every
+ * resolved address before connect; ports 80, 443 and the phase's
+ * allowed_ports; a CONNECT to 443 must open with a ClientHello naming its
+ * host (tlshello.h); no CONNECT to 80; a forward request's Host must name
+ * its target.
  * Source: SPEC section 2 "Network"; RFC 9110 (CONNECT, absolute-form),
- * RFC 9112 (message framing), RFC 6890 (special-purpose addresses). */
+ * RFC 9112 (message framing), RFC 6890 and RFC 8190 (special-purpose
+ * addresses), RFC 6066 (server_name). */
 #ifndef PROCTOR_EGRESS_H
 #define PROCTOR_EGRESS_H
 
