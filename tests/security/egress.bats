@@ -247,9 +247,13 @@ asyncio.run(main())' >"$HD/echo.log" 2>&1 3>&- &
 	async def main():
 	    stop = asyncio.Event()
 	    s = asyncio.create_task(sampler(stop))
-	    flood = [asyncio.create_task(one_byte()) for _ in range(3000)] + [asyncio.create_task(tunnel()) for _ in range(3000)]
+	    # The tunnels first (a budget that counts only idle clients never
+	    # stops them), then the one-byte flood while the verifier downloads.
+	    flood = [asyncio.create_task(tunnel()) for _ in range(3000)]
+	    await asyncio.wait(flood, timeout=25)
+	    flood += [asyncio.create_task(one_byte()) for _ in range(3000)]
 	    ok = await asyncio.gather(*[download(i) for i in range(1, 16)])
-	    await asyncio.wait(flood, timeout=30)
+	    await asyncio.wait(flood, timeout=25)
 	    await asyncio.sleep(1)
 	    stop.set()
 	    await s
