@@ -418,8 +418,10 @@ fi
 # proxies: direct, tinyproxy, egress; PROXY_LIST holds those available.
 # The origin (bench/upstream.c) runs in a network namespace of this run's
 # own, behind a veth pair, at 198.19.N.2: the egress proxy never connects to
-# loopback or private addresses, and 198.18.0.0/15 (the benchmarking range,
-# RFC 2544) is public to it.  Clients reach the proxies over loopback; every
+# loopback, private or benchmarking addresses unless the operator's
+# reachable ranges name them, as --reachable 198.18.0.0/15 (RFC 2544) does
+# here, and the port joins the policy's allowed_ports.  The proxy runs
+# sandboxed, as create runs it.  Clients reach the proxies over loopback; every
 # path to the origin (direct, tinyproxy, egress) crosses the same veth, and
 # nothing leaves this machine.
 if want proxy; then
@@ -499,10 +501,12 @@ if want proxy; then
 	else
 		# The agent listener under a "public" policy, its decision log on,
 		# as create starts it for a rollout container (minus the netns).
-		printf '{"version": 1, "agent": {"network_mode": "public"}}\n' >"$WORK/policy.json"
+		printf '{"version": 1, "agent": {"network_mode": "public", "allowed_ports": [%s]}}\n' "$UP_PORT" >"$WORK/policy.json"
 		printf 'nameserver 127.0.0.1\n' >"$WORK/resolv.conf"
-		rm -f "$WORK/egress.ready"
+		rm -f "$WORK/egress.ready" "$WORK/egress-decisions.jsonl"
+		mkdir -p "$WORK/egress-root"
 		"$HARNESS" --policy "$WORK/policy.json" --agent 127.0.0.1:0 --log "$WORK/egress-decisions.jsonl" \
+			--totals "$WORK/egress-totals" --reachable 198.18.0.0/15 --sandbox "$WORK/egress-root" \
 			--resolv "$WORK/resolv.conf" --ready-file "$WORK/egress.ready" >"$WORK/egress.log" 2>&1 &
 		PIDS_TO_KILL+=($!)
 		PROXY_PID[egress]=$!

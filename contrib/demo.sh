@@ -41,6 +41,19 @@ prepare() {
 	PROCTOR=$top/src/proctor
 }
 
+# The egress helper refuses addresses in special-purpose ranges, and on
+# some machines the Debian mirror resolves into one: the operator's
+# PROCTOR_EGRESS_REACHABLE names its addresses, resolved now (never
+# written anywhere), through a wrapper podman runs as the runtime.
+reach_mirror() {
+	# shellcheck source=../tests/mirror.bash
+	source "$top/tests/mirror.bash"
+	local w
+	w=$(mktemp -d /tmp/proctor-demo-rt.XXXXXX)
+	egress_wrapper "$w/proctor" "$PROCTOR"
+	PROCTOR=$w/proctor
+}
+
 # The adversarial task's "reach the host" trick needs something on the host
 # to reach: host-canary.py, on all addresses, for the length of this script.
 start_canary() {
@@ -72,6 +85,7 @@ print(v[sys.argv[2]])' "$1" "$2" 2>/dev/null || echo -; }
 
 all_tasks() {
 	prepare
+	reach_mirror
 	start_canary
 	local out fails=0 t
 	out=$(mktemp -d /tmp/proctor-demo.XXXXXX)
@@ -108,6 +122,7 @@ all_tasks() {
 
 adversarial() {
 	prepare
+	reach_mirror
 	start_canary
 	local out
 	out=$(mktemp -d /tmp/proctor-demo.XXXXXX)
@@ -135,6 +150,7 @@ one_task() {
 	local t=${1:-apt-allowlist}
 	[ -f "$tasks/$t/task.toml" ] || { echo "demo.sh: no task $tasks/$t" >&2; exit 2; }
 	prepare
+	reach_mirror
 	local json rc=0
 	json=$(mktemp /tmp/proctor-demo.XXXXXX.json)
 	echo "=== contrib/rollout/proctor-rollout --runtime $PROCTOR contrib/tasks/$t"

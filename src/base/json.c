@@ -16,7 +16,10 @@ finish (yajl_gen g, const char *tail)
     abort ();
   size_t tlen = strlen (tail);
   char *out = xmalloc (len + tlen + 1);
-  memcpy (out, buf, len);
+  /* An empty generator's buffer may be NULL; memcpy from NULL is
+   * undefined even for 0 bytes (UBSan reports it). */
+  if (len > 0)
+    memcpy (out, buf, len);
   memcpy (out + len, tail, tlen + 1);
   yajl_gen_free (g);
   return out;

@@ -6,6 +6,7 @@
 #include "../base/util.h"
 #include "../cgroup/cgroup.h"
 #include "../lifecycle/state.h"
+#include "../rollout/network.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,23 @@ handle (int key, const char *arg, void *data, pr_error **err)
 {
   *(const char **) data = arg;
   return 0;
+}
+
+/* A rollout's egress helper runs in the container's cgroup (it is charged
+ * to the container) but is none of the container's processes: engines
+ * list and signal what ps prints.  Removes its pid from pids. */
+static void
+drop_egress_helper (const struct pr_state *st, pid_t *pids, size_t *n)
+{
+  _cleanup_free_ char *text = NULL;
+  int helper = 0;
+  if (pr_read_file_at (st->state_dirfd, PR_EGRESS_PID, &text, NULL, NULL) < 0 || sscanf (text, "%d", &helper) != 1)
+    return;
+  size_t w = 0;
+  for (size_t i = 0; i < *n; i++)
+    if (pids[i] != helper)
+      pids[w++] = pids[i];
+  *n = w;
 }
 
 static bool
@@ -95,6 +113,7 @@ run_ps (struct pr_global *g, int argc, char **argv)
     return pr_cmd_fail (err);
   if (pr_cgroup_pids (st->cgroup_path, &pids, &n, &err) < 0)
     return pr_cmd_fail (err);
+  drop_egress_helper (st, pids, &n);
   if (strcmp (format, "json") == 0)
     {
       printf ("[");

@@ -5,6 +5,7 @@
 #include "../base/util.h"
 #include "../lifecycle/state.h"
 #include "../rollout/hidden.h"
+#include "../rollout/network.h"
 #include "../rollout/rollout.h"
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yajl/yajl_gen.h>
 
 #define GS(g, s) yajl_gen_string (g, (const unsigned char *) (s), strlen (s))
@@ -35,6 +37,28 @@ load (struct pr_global *g, const char *id, bool exclusive, struct pr_state **st,
   return 0;
 }
 
+/* "egress": the operator's reachable ranges the helper was started with
+ * (PROCTOR_EGRESS_REACHABLE at create; [] when none or no helper). */
+static void
+print_egress (const struct pr_state *st)
+{
+  _cleanup_free_ char *text = NULL;
+  printf ("  \"egress\": {\"reachable\": [");
+  if (pr_read_file_at (st->state_dirfd, PR_EGRESS_REACHABLE, &text, NULL, NULL) == 0 && text)
+    {
+      char *rest = text, *t;
+      bool first = true;
+      while ((t = strsep (&rest, ",\n")) != NULL)
+        if (*t)
+          {
+            /* Written by create from a parsed list: digits, hex, '.', ':' and '/'. */
+            printf ("%s\"%s\"", first ? "" : ", ", t);
+            first = false;
+          }
+    }
+  printf ("]},\n");
+}
+
 static int
 print_status (const struct pr_state *st, const struct pr_rollout *r)
 {
@@ -49,7 +73,9 @@ print_status (const struct pr_state *st, const struct pr_rollout *r)
   for (size_t i = 0; i < PR_ARRAY_SIZE (phases); i++)
     printf ("%s\"%s\": \"%s\"", i ? ", " : "", pr_phase_name (phases[i]),
             pr_net_mode_name (pr_policy_net_mode (p, phases[i])));
-  printf ("},\n  \"users\": {\"agent\": \"%s\", \"verifier\": \"%s\"},\n",
+  printf ("},\n");
+  print_egress (st);
+  printf ("  \"users\": {\"agent\": \"%s\", \"verifier\": \"%s\"},\n",
           p->agent.user ? p->agent.user : "(container user)", p->verifier.user ? p->verifier.user : "(container user)");
   printf ("  \"hidden\": [");
   for (size_t i = 0; p->hide && p->hide[i]; i++)
@@ -91,19 +117,41 @@ run_phase (struct pr_global *g, const char *id, const char *name, pr_error **err
   return pr_rollout_set_phase (st->state_dirfd, ph, err);
 }
 
+/* Copies a state file to stdout in pieces (the log is bounded, but never
+ * read whole into memory).  A missing file is no error. */
+static int
+stream_file (int dirfd, const char *name, pr_error **err)
+{
+  _cleanup_close_ int fd = openat (dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  char buf[65536];
+  if (fd < 0)
+    return errno == ENOENT ? 0 : pr_error_set (err, errno, "open %s", name);
+  for (;;)
+    {
+      ssize_t n = read (fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return pr_error_set (err, errno, "read %s", name);
+      if (n == 0)
+        return 0;
+      if (fwrite (buf, 1, (size_t) n, stdout) != (size_t) n)
+        return pr_error_set (err, errno, "write the log");
+    }
+}
+
+/* The decision lines (egress.log), then one totals line per phase
+ * (egress.totals): see docs/rollout.md "Egress log". */
 static int
 run_log (struct pr_global *g, const char *id, pr_error **err)
 {
   _cleanup_state_ struct pr_state *st = NULL;
   _cleanup_rollout_ struct pr_rollout *r = NULL;
-  _cleanup_free_ char *text = NULL;
-  size_t len = 0;
   if (load (g, id, false, &st, &r, err) < 0)
     return -1;
-  if (pr_read_file_at (st->state_dirfd, "egress.log", &text, &len, NULL) < 0)
-    return 0; /* no decision yet */
-  fwrite (text, 1, len, stdout);
-  return 0;
+  if (stream_file (st->state_dirfd, PR_EGRESS_LOG, err) < 0 || stream_file (st->state_dirfd, PR_EGRESS_TOTALS, err) < 0)
+    return -1;
+  return fflush (stdout) == 0 ? 0 : pr_error_set (err, errno, "write the log");
 }
 
 static int

@@ -434,7 +434,7 @@ drive_children (struct create_ctx *c, pr_error **err)
   if (c->rollout)
     {
       _cleanup_free_ char *dir = xasprintf ("%s/%s", c->g->root, c->o->id);
-      if (pr_network_start (c->rollout->policy, c->init_pid, c->state_dirfd, dir, err) < 0)
+      if (pr_network_start (c->rollout->policy, c->init_pid, c->state_dirfd, dir, c->cgroup_path, err) < 0)
         return -1;
       test_crash_at ("network");
     }
@@ -714,6 +714,10 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
       pr_error_free (err);
     }
   kill_and_wait (st);
+  /* The egress helper runs in the container's cgroup: stopped with
+   * SIGTERM before the cgroup's leftovers get SIGKILL, so it writes its
+   * folded log lines and totals. */
+  pr_network_stop (st->state_dirfd);
   /* The unit first: systemd would otherwise recreate or hold on to the
    * scope's cgroup while cgroupfs removes it. */
   if (st->cgroup_path && st->systemd_cgroup && pr_cgroup_systemd_stop (st->cgroup_path, err) < 0)
@@ -728,7 +732,6 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
     return -1;
   if (cfg)
     run_warn_hooks (cfg, PR_HOOK_POSTSTOP, "poststop", json);
-  pr_network_stop (st->state_dirfd);
   if (pr_rollout_restore_hidden (st->state_dirfd, st->rootfs, err) < 0)
     return -1;
   return pr_state_dir_remove (g->root, id, err);

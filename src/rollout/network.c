@@ -8,11 +8,14 @@
 #include "../base/syscall.h"
 #include "../base/util.h"
 #include "egress/egress.h"
+#include "../cgroup/cgroup.h"
 #include "../linux/safepath.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -195,12 +198,59 @@ dns_files_from_env (struct dns_files *f, pr_error **err)
   return 0;
 }
 
+/* The address ranges the operator treats as reachable although the
+ * address check would refuse them (an internal mirror, a test origin in a
+ * documentation or benchmarking range, a neighbour on the host's own
+ * network): PROCTOR_EGRESS_REACHABLE="CIDR[,CIDR...]" in the runtime's
+ * environment, like the resolver files above.  Never from a policy or the
+ * container.  Saved in the state dir for `rollout status`. */
+static int
+reachable_from_env (struct pr_reachable *r, pr_error **err)
+{
+  const char *v = getenv ("PROCTOR_EGRESS_REACHABLE");
+  if (pr_reachable_parse (v ? v : "", r, err) < 0)
+    return pr_error_wrap (err, "PROCTOR_EGRESS_REACHABLE");
+  return 0;
+}
+
+/* The sandboxed helper's identity: PROCTOR_EGRESS_USER="uid:gid" in the
+ * runtime's environment, default 65534:65534 (nobody:nogroup). */
+static int
+helper_identity_from_env (uid_t *uid, gid_t *gid, pr_error **err)
+{
+  const char *v = getenv ("PROCTOR_EGRESS_USER");
+  *uid = PR_EGRESS_DEFAULT_UID;
+  *gid = PR_EGRESS_DEFAULT_GID;
+  if (v == NULL || *v == '\0')
+    return 0;
+  const char *colon = strchr (v, ':');
+  if (colon == NULL || colon == v || !pr_str_is_digits (v, (size_t) (colon - v)) || !pr_str_is_digits (colon + 1, strlen (colon + 1))
+      || colon - v > 10 || strlen (colon + 1) > 10)
+    return pr_error_invalid (err, "PROCTOR_EGRESS_USER: `%s` is not of the form UID:GID (numbers)", v);
+  unsigned long u = strtoul (v, NULL, 10), g = strtoul (colon + 1, NULL, 10);
+  if (u > 0xfffffffeUL || g > 0xfffffffeUL)
+    return pr_error_invalid (err, "PROCTOR_EGRESS_USER: `%s`: ids must be below 4294967295", v);
+  *uid = (uid_t) u;
+  *gid = (gid_t) g;
+  return 0;
+}
+
+struct helper_args
+{
+  const struct dns_files *dns;
+  const struct pr_reachable *reachable;
+  uid_t uid;
+  gid_t gid;
+  int ready_fd;
+};
+
 static void __attribute__ ((noreturn))
 run_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int control, const char *state_dir,
-            const struct dns_files *dns)
+            const struct helper_args *a)
 {
   pr_error *err = NULL;
   _cleanup_free_ char *log = xasprintf ("%s/%s", state_dir, PR_EGRESS_LOG);
+  _cleanup_free_ char *totals = xasprintf ("%s/%s", state_dir, PR_EGRESS_TOTALS);
   int devnull = open ("/dev/null", O_RDWR | O_CLOEXEC);
   /* An engine waits for the runtime's stdio to close: the helper must not
    * hold it. */
@@ -218,9 +268,19 @@ run_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int contr
     .n_peers = l->n_peers,
     .control_fd = control,
     .log_path = log,
+    .totals_path = totals,
     .container_pidfd = pr_sys_pidfd_open (pid, 0),
-    .resolv_conf = dns->resolv_conf,
-    .hosts_file = dns->hosts,
+    .resolv_conf = a->dns->resolv_conf,
+    .hosts_file = a->dns->hosts,
+    .reachable = a->reachable,
+    /* The empty root is mounted on the state dir, inside the helper's own
+     * mount namespace: a directory that exists, which nobody else sees
+     * change. */
+    .sandbox = true,
+    .sandbox_dir = state_dir,
+    .uid = a->uid,
+    .gid = a->gid,
+    .ready_fd = a->ready_fd,
   };
   if (pr_egress_run (&cfg, &err) < 0)
     _exit (1);
@@ -234,62 +294,130 @@ write_helper_pid (int state_dirfd, pid_t helper, pr_error **err)
   return pr_write_file_at (state_dirfd, PR_EGRESS_PID, text, strlen (text), 0600, err);
 }
 
+/* Waits (bounded) for the helper's line on the ready pipe: "ok", or the
+ * error that stopped its setup or sandbox. */
+static int
+wait_ready (int fd, pr_error **err)
+{
+  char buf[512];
+  size_t got = 0;
+  while (got < sizeof buf - 1)
+    {
+      struct pollfd p = { .fd = fd, .events = POLLIN };
+      int r = poll (&p, 1, 10000);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r == 0)
+        return pr_error_set (err, ETIMEDOUT, "egress helper: no word from it within 10 s");
+      ssize_t n = read (fd, buf + got, sizeof buf - 1 - got);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      got += (size_t) n;
+      if (memchr (buf, '\n', got))
+        break;
+    }
+  buf[got] = '\0';
+  char *nl = strchr (buf, '\n');
+  if (nl)
+    *nl = '\0';
+  if (strcmp (buf, "ok") == 0)
+    return 0;
+  return pr_error_set (err, 0, "egress helper did not start: %s", got ? buf : "it exited");
+}
+
 int
-pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir, pr_error **err)
+pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir,
+                  const char *cgroup_path, pr_error **err)
 {
   struct listeners l = { .agent = -1, .phase = -1 };
   struct dns_files dns;
-  _cleanup_close_ int control = -1;
+  struct pr_reachable reachable = { 0 };
+  struct helper_args args = { .dns = &dns, .reachable = &reachable, .ready_fd = -1 };
+  _cleanup_close_ int control = -1, ready_r = -1;
   int ret = -1;
   /* `none` everywhere and no peers: no way out at all, no process of ours. */
   if (!helper_needed (p))
     return 0;
-  if (dns_files_from_env (&dns, err) < 0)
+  if (dns_files_from_env (&dns, err) < 0 || reachable_from_env (&reachable, err) < 0
+      || helper_identity_from_env (&args.uid, &args.gid, err) < 0)
     return -1;
+  _cleanup_free_ char *reach_text = pr_reachable_format (&reachable);
+  if (pr_write_file_at (state_dirfd, PR_EGRESS_REACHABLE, reach_text, strlen (reach_text), 0600, err) < 0)
+    goto out;
   if (listeners_in_netns (p, pid, &l, err) < 0 || listen_unix (state_dirfd, state_dir, &control, err) < 0)
     goto out;
-  int pfd[2];
+  int pfd[2], rfd[2];
   if (pipe2 (pfd, O_CLOEXEC) < 0)
     {
       pr_error_set (err, errno, "pipe");
       goto out;
     }
+  if (pipe2 (rfd, O_CLOEXEC) < 0)
+    {
+      pr_error_set (err, errno, "pipe");
+      close (pfd[0]);
+      close (pfd[1]);
+      goto out;
+    }
+  ready_r = rfd[0];
+  args.ready_fd = rfd[1];
   pid_t mid = fork ();
   if (mid < 0)
     {
       pr_error_set (err, errno, "fork the egress helper");
       close (pfd[0]);
       close (pfd[1]);
+      close (rfd[1]);
       goto out;
     }
   if (mid == 0)
     {
       /* Double fork: the helper is reparented away from the runtime, which
-       * exits when create returns. */
+       * exits when create returns.  The intermediate process joins the
+       * container's cgroup first, so the helper is charged to the
+       * container from its first allocation (memory, pids, pipe buffers). */
       close (pfd[0]);
-      pid_t h = fork ();
+      close (rfd[0]);
+      pr_error *e = NULL;
+      pid_t h = -1;
+      if (cgroup_path && pr_cgroup_enter (cgroup_path, getpid (), &e) < 0)
+        {
+          _cleanup_free_ char *msg = xasprintf ("%s\n", e->msg);
+          pr_write_all (rfd[1], msg, strlen (msg));
+        }
+      else
+        h = fork ();
       if (h == 0)
         {
           close (pfd[1]);
           close (state_dirfd);
-          run_helper (p, pid, &l, control, state_dir, &dns);
+          run_helper (p, pid, &l, control, state_dir, &args);
         }
       pr_write_all (pfd[1], &h, sizeof h);
       _exit (h < 0);
     }
   close (pfd[1]);
+  close (rfd[1]);
   pid_t helper = -1;
   ssize_t n = pr_read_all (pfd[0], &helper, sizeof helper);
   close (pfd[0]);
   waitpid (mid, NULL, 0);
   if (n != sizeof helper || helper <= 0)
     {
-      pr_error_set (err, ECHILD, "start the egress helper");
+      if (wait_ready (ready_r, err) == 0)
+        pr_error_set (err, ECHILD, "start the egress helper");
       goto out;
     }
-  ret = write_helper_pid (state_dirfd, helper, err);
+  /* Saved before the wait, so a failed start is still stopped by create's
+   * cleanup (pr_network_stop). */
+  if (write_helper_pid (state_dirfd, helper, err) < 0)
+    goto out;
+  ret = wait_ready (ready_r, err);
 out:
   listeners_close (&l);
+  pr_reachable_free (&reachable);
   return ret;
 }
 

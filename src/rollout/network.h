@@ -18,20 +18,30 @@
 #define PR_AGENT_PROXY_PORT 3128
 #define PR_PHASE_PROXY_PORT 3129
 #define PR_EGRESS_LOG "egress.log"
+#define PR_EGRESS_TOTALS "egress.totals"
 #define PR_EGRESS_SOCK "egress.sock"
 #define PR_EGRESS_PID "egress.pid"
+#define PR_EGRESS_REACHABLE "egress.reachable"
 
 /* Starts the egress helper for a created container whose init is pid:
  * creates the listeners in the init's network namespace, the control
  * socket in the state directory (state_dir is its absolute path), and
- * forks the helper (its pid and start time go to egress.pid).  Starts
+ * forks the helper (its pid and start time go to egress.pid) into the
+ * container's cgroup cgroup_path (NULL: stays in the runtime's), and waits
+ * until it is set up and sandboxed (egress.h pr_egress_sandbox) as
+ * PROCTOR_EGRESS_USER (uid:gid, default 65534:65534).  Starts
  * nothing when every phase's mode is none and there are no peers.  The
  * helper resolves names with /etc/resolv.conf and /etc/hosts, or the files
  * PROCTOR_EGRESS_RESOLV_CONF and PROCTOR_EGRESS_HOSTS in the environment
- * name.  Errors: EINVAL when one of those is not an absolute path, the
- * access(2) errno when it cannot be read; setns/socket/bind errnos naming
- * the address; fork errno. */
-int pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir, pr_error **err);
+ * name; PROCTOR_EGRESS_REACHABLE="CIDR[,CIDR...]" names address ranges it
+ * treats as reachable (hostcheck.h), saved normalised in egress.reachable.
+ * Errors: EINVAL when one of those files is not an absolute path or the
+ * ranges do not parse (pr_reachable_parse), the access(2) errno when a
+ * file cannot be read; setns/socket/bind errnos naming the address; fork
+ * errno; "egress helper did not start: REASON" when its setup, sandbox or
+ * cgroup entry failed, ETIMEDOUT when it says nothing within 10 s. */
+int pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir,
+                      const char *cgroup_path, pr_error **err);
 
 /* Stops the helper (SIGTERM, then SIGKILL after 2 s) if egress.pid names a
  * live process.  Never fails. */

@@ -337,6 +337,14 @@ pr_policy_allowed_hosts (const struct pr_policy *p, enum pr_phase phase)
   return t ? t->allowed_hosts : NULL;
 }
 
+const uint16_t *
+pr_policy_allowed_ports (const struct pr_policy *p, enum pr_phase phase, size_t *n)
+{
+  const struct pr_phase_policy *t = net_table (p, phase);
+  *n = t ? t->n_allowed_ports : 0;
+  return t ? t->allowed_ports : NULL;
+}
+
 bool
 pr_policy_env_dropped (const struct pr_policy *p, const char *name)
 {
@@ -404,7 +412,8 @@ gstrv (yajl_gen g, char *const *v)
  * so the output is a complete policy that parses back to the same
  * effective behaviour. */
 static void
-gen_table (yajl_gen g, const char *name, const struct pr_phase_policy *t, enum pr_net_mode mode, char *const *hosts)
+gen_table (yajl_gen g, const char *name, const struct pr_phase_policy *t, enum pr_net_mode mode, char *const *hosts,
+           const uint16_t *ports, size_t n_ports)
 {
   gstr (g, name);
   yajl_gen_map_open (g);
@@ -422,6 +431,16 @@ gen_table (yajl_gen g, const char *name, const struct pr_phase_policy *t, enum p
   gstr (g, pr_net_mode_name (mode));
   gstr (g, "allowed_hosts");
   gstrv (g, mode == PR_NET_ALLOWLIST ? hosts : NULL);
+  /* Only when it widens the default 80 and 443, so a policy without it
+   * reads as before. */
+  if ((mode == PR_NET_ALLOWLIST || mode == PR_NET_PUBLIC) && n_ports > 0)
+    {
+      gstr (g, "allowed_ports");
+      yajl_gen_array_open (g);
+      for (size_t i = 0; i < n_ports; i++)
+        yajl_gen_integer (g, ports[i]);
+      yajl_gen_array_close (g);
+    }
 }
 
 char *
@@ -435,13 +454,17 @@ pr_policy_to_json (const struct pr_policy *p)
   yajl_gen_integer (g, p->version);
 
   enum pr_net_mode em = p->environment.network_mode != PR_NET_UNSET ? p->environment.network_mode : PR_NET_NONE;
-  gen_table (g, "environment", &p->environment, em, p->environment.allowed_hosts);
+  gen_table (g, "environment", &p->environment, em, p->environment.allowed_hosts, p->environment.allowed_ports,
+             p->environment.n_allowed_ports);
   yajl_gen_map_close (g);
+  size_t np;
+  const uint16_t *ports = pr_policy_allowed_ports (p, PR_PHASE_AGENT, &np);
   gen_table (g, "agent", &p->agent, pr_policy_net_mode (p, PR_PHASE_AGENT),
-             pr_policy_allowed_hosts (p, PR_PHASE_AGENT));
+             pr_policy_allowed_hosts (p, PR_PHASE_AGENT), ports, np);
   yajl_gen_map_close (g);
+  ports = pr_policy_allowed_ports (p, PR_PHASE_VERIFIER, &np);
   gen_table (g, "verifier", &p->verifier, pr_policy_net_mode (p, PR_PHASE_VERIFIER),
-             pr_policy_allowed_hosts (p, PR_PHASE_VERIFIER));
+             pr_policy_allowed_hosts (p, PR_PHASE_VERIFIER), ports, np);
   gstr (g, "mounts");
   yajl_gen_array_open (g);
   for (size_t i = 0; i < p->n_verifier_mounts; i++)
@@ -495,6 +518,7 @@ free_phase (struct pr_phase_policy *ph)
     }
   free (ph->env);
   pr_strv_free (ph->allowed_hosts);
+  free (ph->allowed_ports);
 }
 
 void

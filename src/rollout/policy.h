@@ -37,6 +37,8 @@ struct pr_phase_policy
   size_t n_env;
   enum pr_net_mode network_mode;
   char **allowed_hosts;     /* NULL-terminated, lower-cased; NULL when absent */
+  uint16_t *allowed_ports;  /* ports reachable besides 80 and 443; NULL when absent */
+  size_t n_allowed_ports;
 };
 
 struct pr_policy_mount
@@ -72,6 +74,8 @@ struct pr_policy
  * one line naming the field, prefixed "rollout policy: "): malformed JSON,
  * unknown keys at any level, wrong types, version != 1, unknown
  * network_mode, allowed_hosts entries that are not host names or "*",
+ * allowed_ports entries that are not integers 1-65535, allowed_hosts or
+ * allowed_ports in a table whose own network_mode does not use them,
  * non-absolute mount/hide paths, a hide path that is "/" or under /proc,
  * /sys or /dev, a verifier mount source that does not exist, a peer with an
  * invalid name, port 0, a port used twice by one name, or a target not of
@@ -98,6 +102,14 @@ enum pr_net_mode pr_policy_net_mode (const struct pr_policy *p, enum pr_phase ph
 /* The allowed_hosts list that goes with pr_policy_net_mode() for a phase
  * (the same table the mode came from).  May be NULL (= nothing allowed). */
 char *const *pr_policy_allowed_hosts (const struct pr_policy *p, enum pr_phase phase);
+
+/* The allowed_ports list that goes with pr_policy_net_mode() for a phase
+ * (the same table the mode came from): *n ports, may be NULL. */
+const uint16_t *pr_policy_allowed_ports (const struct pr_policy *p, enum pr_phase phase, size_t *n);
+
+/* True when port is 80 or 443 (always reachable in allowlist and public
+ * modes) or one of the n in ports.  Source: SPEC section 2 "Network". */
+bool pr_policy_port_allowed (const uint16_t *ports, size_t n, uint16_t port);
 
 /* True when host (lower-case, no trailing dot) is allowed by list: an exact
  * match, a subdomain of an entry ("a.example.com" for "example.com"), or

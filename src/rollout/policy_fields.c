@@ -216,6 +216,35 @@ parse_hosts (yajl_val v, const char *field, char ***out, pr_error **err)
   return 0;
 }
 
+/* allowed_ports: integers 1-65535 (duplicates dropped, like allowed_hosts).
+ * Ports 80 and 443 are always reachable; the list only adds ports. */
+static int
+parse_ports (yajl_val v, const char *field, uint16_t **out, size_t *n_out, pr_error **err)
+{
+  if (get_array (v, field, err) < 0)
+    return -1;
+  size_t len = YAJL_GET_ARRAY (v)->len, n = 0;
+  _cleanup_free_ uint16_t *ports = xmalloc0 ((len + 1) * sizeof *ports);
+  for (size_t i = 0; i < len; i++)
+    {
+      yajl_val e = YAJL_GET_ARRAY (v)->values[i];
+      _cleanup_free_ char *sub = xasprintf ("%s[%zu]", field, i);
+      if (!YAJL_IS_INTEGER (e))
+        return pr_policy_type_err (err, sub, "an integer", e);
+      long long pv = YAJL_GET_INTEGER (e);
+      if (pv < 1 || pv > 65535)
+        return pr_policy_perr (err, "%s: %lld is not a port (1-65535)", sub, pv);
+      bool dup = false;
+      for (size_t j = 0; j < n && !dup; j++)
+        dup = ports[j] == pv;
+      if (!dup)
+        ports[n++] = (uint16_t) pv;
+    }
+  *out = steal_pointer (&ports);
+  *n_out = n;
+  return 0;
+}
+
 static bool
 valid_env_name (const char *k)
 {
@@ -353,8 +382,8 @@ int
 pr_policy_parse_phase (yajl_val v, const char *name, struct pr_phase_policy *ph, struct pr_policy *p,
                        bool check_sources, pr_error **err)
 {
-  static const char *const keys[] = { "user", "env", "network_mode", "allowed_hosts", NULL };
-  static const char *const vkeys[] = { "user", "env", "network_mode", "allowed_hosts", "mounts", NULL };
+  static const char *const keys[] = { "user", "env", "network_mode", "allowed_hosts", "allowed_ports", NULL };
+  static const char *const vkeys[] = { "user", "env", "network_mode", "allowed_hosts", "allowed_ports", "mounts", NULL };
   bool verifier = strcmp (name, "verifier") == 0;
   if (!YAJL_IS_OBJECT (v))
     return pr_policy_type_err (err, name, "an object", v);
@@ -395,6 +424,21 @@ pr_policy_parse_phase (yajl_val v, const char *name, struct pr_phase_policy *ph,
             return pr_policy_perr (err, "%s: needs \"network_mode\": \"allowlist\" in the same table", f);
           return pr_policy_perr (err, "%s: only used with network_mode \"allowlist\" (%s.network_mode is \"%s\")", f,
                                  name, pr_net_mode_name (ph->network_mode));
+        }
+    }
+  if ((x = pr_policy_member (v, "allowed_ports")))
+    {
+      _cleanup_free_ char *f = xasprintf ("%s.allowed_ports", name);
+      if (parse_ports (x, f, &ph->allowed_ports, &ph->n_allowed_ports, err) < 0)
+        return -1;
+      /* Like allowed_hosts: only meaningful next to a mode that reaches
+       * out, in the same table. */
+      if (ph->n_allowed_ports > 0 && ph->network_mode != PR_NET_ALLOWLIST && ph->network_mode != PR_NET_PUBLIC)
+        {
+          if (ph->network_mode == PR_NET_UNSET)
+            return pr_policy_perr (err, "%s: needs \"network_mode\": \"allowlist\" or \"public\" in the same table", f);
+          return pr_policy_perr (err, "%s: only used with network_mode \"allowlist\" or \"public\" (%s.network_mode is \"%s\")",
+                                 f, name, pr_net_mode_name (ph->network_mode));
         }
     }
   if (verifier && (x = pr_policy_member (v, "mounts")))
@@ -583,6 +627,17 @@ pr_policy_parse_drop_env (yajl_val v, struct pr_policy *p, pr_error **err)
       p->drop_env = pr_strv_append (p->drop_env, s);
     }
   return 0;
+}
+
+bool
+pr_policy_port_allowed (const uint16_t *ports, size_t n, uint16_t port)
+{
+  if (port == 80 || port == 443)
+    return true;
+  for (size_t i = 0; i < n; i++)
+    if (ports[i] == port)
+      return true;
+  return false;
 }
 
 bool

@@ -1,17 +1,21 @@
 #!/usr/bin/env bats
 # The rollout annotation, part 2 (SPEC section 2 "Network") through podman:
 # the fresh network namespace, the egress proxy per phase, peers, and the
-# helper's lifetime.  The test internet is a network namespace of this
-# file's own behind a veth pair: a public stand-in address in 198.19.0.0/16
-# (RFC 2544 benchmarking range, which the proxy treats as public) serving
-# HTTP, and a 10.201.x address reachable only as a peer.  The egress
-# helper learns the test names from a private hosts file
-# (PROCTOR_EGRESS_HOSTS, set by a wrapper that podman runs as the runtime).
-# The only outside host is the Debian mirror named in this machine's apt
-# sources (read at test time), for the real-input tests.
+# helper's lifetime, sandbox and log.  The test internet is a network
+# namespace of this file's own behind a veth pair: a stand-in address in
+# 198.19.0.0/16 (RFC 2544 benchmarking range, which the proxy refuses
+# unless the operator's PROCTOR_EGRESS_REACHABLE names it) serving HTTP on
+# 8080 (so the policies add it to allowed_ports), and a 10.201.x address
+# reachable only as a peer.  The egress helper learns the test names from a
+# private hosts file (PROCTOR_EGRESS_HOSTS) and the reachable ranges from
+# PROCTOR_EGRESS_REACHABLE, both set by a wrapper that podman runs as the
+# runtime (tests/mirror.bash).  The only outside host is the Debian mirror
+# named in this machine's apt sources (read at test time, its addresses
+# resolved then), for the real-input tests.
 
 load helpers
 source "$BATS_TEST_DIRNAME/../testnet.bash"
+source "$BATS_TEST_DIRNAME/../mirror.bash"
 
 setup_file() {
 	engine_setup_file || return 1
@@ -45,11 +49,7 @@ for _ in range(8):
 	# podman runs this wrapper as the runtime; every container of this file
 	# gets an egress helper that knows the test names.
 	export PROCTOR_UNWRAPPED=$PROCTOR
-	cat >"$RN_DIR/proctor" <<-EOF
-	#!/bin/sh
-	PROCTOR_EGRESS_HOSTS=$RN_DIR/hosts exec $PROCTOR "\$@"
-	EOF
-	chmod 0755 "$RN_DIR/proctor"
+	PROCTOR_EGRESS_HOSTS=$RN_DIR/hosts egress_wrapper "$RN_DIR/proctor" "$PROCTOR" 198.18.0.0/15
 	export PROCTOR=$RN_DIR/proctor
 	local i
 	for i in $(seq 50); do
@@ -64,20 +64,16 @@ teardown_file() {
 	testnet_down "$RN_NS" "$RN_VH" "$RN_DIR/origin.pid" "$RN_DIR/peer.pid"
 }
 
-# The mirror's host name, from the apt sources of this machine.
-mirror_host() {
-	sed -n 's|^URIs:[[:space:]]*http://\([^/[:space:]]*\).*|\1|p; s|^deb[[:space:]]\+http://\([^/[:space:]]*\).*|\1|p' \
-		/etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | head -n 1
-}
 
 # HTTP_VIA_PROXY, run inside the container as `perl -e "$HTTP_VIA_PROXY"
 # PORT URL [BASIC]` (perl-base only): sends one absolute-form GET to
-# 127.0.0.1:PORT (with Proxy-Authorization: Basic BASIC when given) and
-# prints the status line, or "connect failed: ERR".
+# 127.0.0.1:PORT (with Proxy-Authorization: Basic BASIC when given, and
+# the Host field the proxy requires: the URL's host and port) and prints
+# the status line, or "connect failed: ERR".
 HTTP_VIA_PROXY='use IO::Socket::INET; my ($port, $url, $tok) = @ARGV;
 my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => $port, Timeout => 10)
   or do { print "connect failed: $!\n"; exit 0 };
-my ($host) = $url =~ m{^http://([^/:]+)};
+my ($host) = $url =~ m{^http://([^/]+)};
 print $s "GET $url HTTP/1.1\r\nHost: $host\r\nConnection: close\r\n";
 print $s "Proxy-Authorization: Basic $tok\r\n" if $tok;
 print $s "\r\n"; my $line = <$s>; $line =~ s/\r?\n//; print "$line\n";'
@@ -94,7 +90,7 @@ egress_log() { "$PROCTOR" --root /run/proctor rollout log "$CID"; }
 
 @test "network: fresh namespace with only lo; proxy variables for the agent; no route to a test host" {
 	need_image bookworm
-	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"]}}\n' >"$TEST_DIR/p.json"
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]}}\n' >"$TEST_DIR/p.json"
 	start_rollout "$TEST_DIR/p.json"
 	run pm exec "$NAME" sh -c 'ls /sys/class/net; cat /proc/net/route | wc -l; env | grep -i _proxy= | sort'
 	assert_status 0
@@ -111,7 +107,7 @@ egress_log() { "$PROCTOR" --root /run/proctor rollout log "$CID"; }
 
 @test "network: a client using the proxy variables (busybox wget) gets an allowed host, and 403 for another" {
 	need_image busybox
-	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"]}}\n' >"$TEST_DIR/p.json"
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]}}\n' >"$TEST_DIR/p.json"
 	start_rollout "$TEST_DIR/p.json" localhost/proctor/busybox
 	run pm exec "$NAME" wget -q -O - http://agent.test:8080/hello.txt
 	assert_status 0
@@ -130,7 +126,7 @@ egress_log() { "$PROCTOR" --root /run/proctor rollout log "$CID"; }
 	need_image bookworm
 	# lo.test, priv.test and localhost are allowlisted too: the names are
 	# allowed, their addresses are not.
-	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test", "lo.test", "priv.test", "localhost"]}}\n' >"$TEST_DIR/p.json"
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test", "lo.test", "priv.test", "localhost"], "allowed_ports": [8080, 22]}}\n' >"$TEST_DIR/p.json"
 	start_rollout "$TEST_DIR/p.json"
 	run pm exec "$NAME" perl -e "$HTTP_VIA_PROXY" 3128 "http://agent.test:8080/hello.txt"
 	[[ "$output" == "HTTP/1.1 200"* || "$output" == "HTTP/1.0 200"* ]] || fail_with "allowed: $output"
@@ -167,8 +163,8 @@ closed 3129" ] || fail_with "$output"
 
 @test "network: the verifier reaches what its policy allows; the agent cannot use or squat 3129" {
 	need_image bookworm
-	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"]},
-	  "verifier": {"network_mode": "allowlist", "allowed_hosts": ["verifier.test"]}}\n' >"$TEST_DIR/p.json"
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]},
+	  "verifier": {"network_mode": "allowlist", "allowed_hosts": ["verifier.test"], "allowed_ports": [8080]}}\n' >"$TEST_DIR/p.json"
 	start_rollout "$TEST_DIR/p.json"
 	# The agent is refused the verifier's host...
 	run pm exec "$NAME" perl -e "$HTTP_VIA_PROXY" 3128 "http://verifier.test:8080/hello.txt"
@@ -231,7 +227,7 @@ apt_install_curl() {
 
 @test "network: real input: apt fails with the proxy's 403 when the mirror is not allowlisted" {
 	need_image bookworm
-	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"]}}\n' >"$TEST_DIR/p.json"
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]}}\n' >"$TEST_DIR/p.json"
 	start_rollout "$TEST_DIR/p.json"
 	run pm exec "$NAME" apt-get update
 	[ "$status" -ne 0 ] || fail_with "apt-get update succeeded: $output"
@@ -283,4 +279,128 @@ apt_install_curl() {
 	for p in $(pgrep -x proctor-egress); do
 		! tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "$CID" || fail_with "helper $p left"
 	done
+}
+
+# The helper as create starts it: set up, then sandboxed (SPEC section 2
+# "Network": no capabilities, no_new_privs, seccomp, empty mount
+# namespace), charged to the container's cgroup, and not one of the
+# container's processes for `ps` (which engines list and signal).
+@test "network: the helper runs unprivileged and sandboxed in the container's cgroup, and ps leaves it out" {
+	need_image bookworm
+	printf '{"version": 1, "agent": {"network_mode": "public"}}\n' >"$TEST_DIR/p.json"
+	start_rollout "$TEST_DIR/p.json"
+	local helper pid
+	helper=$(cut -d ' ' -f 1 "/run/proctor/$CID/egress.pid")
+	pid=$(podman inspect -f '{{.State.Pid}}' "$NAME")
+	local st
+	st=$(grep -E '^(Uid|Gid|Groups|CapEff|CapPrm|CapBnd|CapAmb|NoNewPrivs|Seccomp):' "/proc/$helper/status")
+	echo "$st"
+	grep -Eq '^Uid:[[:space:]]+([1-9][0-9]*)[[:space:]]+\1[[:space:]]+\1[[:space:]]+\1$' <<<"$st" || fail_with "uid: $st"
+	grep -Eq '^Gid:[[:space:]]+([1-9][0-9]*)[[:space:]]+\1[[:space:]]+\1[[:space:]]+\1$' <<<"$st" || fail_with "gid: $st"
+	grep -Eq '^Groups:[[:space:]]*$' <<<"$st" || fail_with "groups: $st"
+	local c
+	for c in CapEff CapPrm CapBnd CapAmb; do
+		grep -Eq "^$c:[[:space:]]+0+$" <<<"$st" || fail_with "$c: $st"
+	done
+	grep -Eq '^NoNewPrivs:[[:space:]]+1$' <<<"$st" || fail_with "no_new_privs: $st"
+	grep -Eq '^Seccomp:[[:space:]]+2$' <<<"$st" || fail_with "seccomp: $st"
+	[ "$(awk '/^Max open files/ { print $5 }' "/proc/$helper/limits")" -le 2688 ] || fail_with "$(cat "/proc/$helper/limits")"
+	[ -z "$(ls -A "/proc/$helper/root/")" ] || fail_with "root: $(ls -A "/proc/$helper/root/")"
+	[ "$(readlink "/proc/$helper/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ]
+	# Every hierarchy: the container's cgroup.
+	diff <(sort "/proc/$pid/cgroup") <(sort "/proc/$helper/cgroup") || fail_with "the helper is not in the container's cgroup"
+	run "$PROCTOR_UNWRAPPED" --root /run/proctor ps --format json "$CID"
+	assert_status 0
+	jq -e --argjson h "$helper" --argjson p "$pid" 'index($h) == null and index($p) != null' <<<"$output" >/dev/null ||
+		fail_with "ps: $output (helper $helper, init $pid)"
+	# And it still serves.
+	run pm exec "$NAME" perl -e "$HTTP_VIA_PROXY" 3128 "http://agent.test:8080/hello.txt"
+	[[ "$output" == "HTTP/1.1 403"* ]] || fail_with "port 8080 without allowed_ports: $output"
+}
+
+@test "network: without PROCTOR_EGRESS_REACHABLE naming it the mirror is refused; rollout status shows the ranges" {
+	need_image bookworm
+	local mirror addr
+	mirror=$(mirror_host)
+	addr=$(mirror_reachable | cut -d, -f1)
+	[ -n "$addr" ] || fail_with "the mirror $mirror does not resolve"
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["%s"]}}\n' "$mirror" >"$TEST_DIR/p.json"
+	# The suite's wrapper names the mirror: status says so.
+	start_rollout "$TEST_DIR/p.json"
+	run "$PROCTOR" --root /run/proctor rollout status "$CID"
+	assert_status 0
+	jq -e --arg a "$addr" '.egress.reachable | index($a + "/32") != null or index($a + "/128") != null' <<<"$output" >/dev/null ||
+		fail_with "status: $output"
+	jq -e '.egress.reachable | index("198.18.0.0/15") != null' <<<"$output" >/dev/null || fail_with "status: $output"
+	# Without it: the test ranges only.
+	if python3 -c 'import ipaddress, sys; sys.exit(0 if ipaddress.ip_address(sys.argv[1]).is_global else 1)' "$addr"; then
+		skip "the mirror $mirror resolves to $addr, a public address: nothing to widen here"
+	fi
+	printf '#!/bin/sh\nPROCTOR_EGRESS_HOSTS=%s PROCTOR_EGRESS_REACHABLE=198.18.0.0/15 exec %s "$@"\n' "$RN_DIR/hosts" "$PROCTOR_UNWRAPPED" >"$TEST_DIR/rt"
+	chmod 0755 "$TEST_DIR/rt"
+	local name2=${NAME}-b
+	track_name "$name2"
+	run timeout -k 5 "$ENGINE_TIMEOUT" podman --runtime "$TEST_DIR/rt" run -d --name "$name2" \
+		--annotation "run.proctor.rollout=@$TEST_DIR/p.json" localhost/proctor/bookworm sleep 1000
+	assert_status 0
+	local cid2
+	cid2=$(podman inspect -f '{{.Id}}' "$name2")
+	run timeout -k 5 "$ENGINE_TIMEOUT" podman --runtime "$TEST_DIR/rt" exec "$name2" apt-get update
+	[ "$status" -ne 0 ] || fail_with "apt-get update reached the mirror: $output"
+	grep -q 403 <<<"$output" || fail_with "$output"
+	run "$PROCTOR_UNWRAPPED" --root /run/proctor rollout log "$cid2"
+	jq -se --arg h "$mirror" 'any(.[]; .host == $h and .decision == "deny" and (.reason | test("only public addresses are reachable")))' \
+		<<<"$output" >/dev/null || fail_with "no refusal by address: $output"
+	run "$PROCTOR_UNWRAPPED" --root /run/proctor rollout status "$cid2"
+	jq -e '.egress.reachable == ["198.18.0.0/15"]' <<<"$output" >/dev/null || fail_with "status: $output"
+}
+
+@test "network: a malformed PROCTOR_EGRESS_REACHABLE fails the create clearly and leaves nothing" {
+	need_image bookworm
+	printf '{"version": 1, "agent": {"network_mode": "public"}}\n' >"$TEST_DIR/p.json"
+	printf '#!/bin/sh\nPROCTOR_EGRESS_REACHABLE=198.18.0.0/15,10.0.0.1/8 exec %s "$@"\n' "$PROCTOR_UNWRAPPED" >"$TEST_DIR/rt"
+	chmod 0755 "$TEST_DIR/rt"
+	track_name "$NAME"
+	run timeout -k 5 "$ENGINE_TIMEOUT" podman --runtime "$TEST_DIR/rt" create --name "$NAME" \
+		--annotation "run.proctor.rollout=@$TEST_DIR/p.json" localhost/proctor/bookworm sleep 1000
+	assert_status 0
+	CID=$(podman inspect -f '{{.Id}}' "$NAME")
+	run timeout -k 5 "$ENGINE_TIMEOUT" podman --runtime "$TEST_DIR/rt" start "$NAME"
+	[ "$status" -ne 0 ] || fail_with "started: $output"
+	[[ "$output" == *'PROCTOR_EGRESS_REACHABLE: `10.0.0.1/8` has bits set after its /8 prefix'* ]] || fail_with "$output"
+	[ ! -e "/run/proctor/$CID" ] || fail_with "state dir left"
+	! ls -d /sys/fs/cgroup/*/libpod_parent/libpod-"$CID"* 2>/dev/null | grep -q . || fail_with "cgroup left"
+}
+
+# 20 s of denied requests as fast as the agent can send them: the log
+# stays under its cap (1 MiB), repeats are folded with their counts, and
+# the totals count every one.
+@test "network: a 20 s denial loop leaves the log under its cap; rollout log shows the folded counts and totals" {
+	need_image bookworm
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]}}\n' >"$TEST_DIR/p.json"
+	start_rollout "$TEST_DIR/p.json"
+	run pm exec "$NAME" perl -MIO::Socket::INET -e '
+my ($n, $end) = (0, time + 20);
+while (time < $end) {
+  my $s = IO::Socket::INET->new("127.0.0.1:3128") or next;
+  print $s "GET http://denied.test:8080/ HTTP/1.1\r\nHost: denied.test:8080\r\n\r\n";
+  1 while <$s>;
+  $n++;
+}
+print "$n\n";'
+	assert_status 0
+	local n=$output
+	echo "$n denied requests"
+	[ "$n" -gt 1000 ] || fail_with "only $n requests in 20 s"
+	sleep 2
+	local size
+	size=$(stat -c %s "/run/proctor/$CID/egress.log")
+	echo "log: $size bytes"
+	[ "$size" -le 1048576 ] || fail_with "the log grew to $size bytes"
+	run egress_log
+	jq -se --argjson n "$n" '[.[] | select(.host == "denied.test" and .decision == "deny") | .count] | add == $n' \
+		<<<"$output" >/dev/null || fail_with "counts do not add up to $n: $(grep -c denied.test <<<"$output") lines"
+	[ "$(grep -c '"host":"denied.test"' <<<"$output")" -le 40 ] || fail_with "repeats not folded"
+	jq -se --argjson n "$n" 'any(.[]; .record == "totals" and .phase == "agent" and .deny >= $n)' <<<"$output" >/dev/null ||
+		fail_with "no agent totals: $(grep totals <<<"$output")"
 }

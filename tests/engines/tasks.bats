@@ -10,6 +10,7 @@
 # minute and a half.
 
 load helpers
+source "$BATS_TEST_DIRNAME/../mirror.bash"
 
 TOP=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 DRIVER=$TOP/contrib/rollout/proctor-rollout
@@ -19,6 +20,10 @@ CANARY_PORT=39217
 setup_file() {
 	[ -x "${PROCTOR:-}" ] || return 1
 	command -v jq >/dev/null
+	# The tasks that install from the mirror need it reachable: the
+	# operator's setting, through a wrapper podman runs as the runtime.
+	egress_wrapper "$BATS_FILE_TMPDIR/proctor" "$PROCTOR"
+	export PROCTOR=$BATS_FILE_TMPDIR/proctor
 }
 
 # drive JSON ARGS...: runs the driver with the runtime under test, the

@@ -1,11 +1,12 @@
 #!/usr/bin/env bats
 # egress.bats - the egress helper (src/rollout/egress) end to end, through
 # tests/tools/egress-harness on loopback listeners.  The "internet" is a
-# network namespace of the test's own, joined by a veth pair: its public
-# stand-in address is in 198.18.0.0/15 (benchmarking range, which the
-# helper treats as public, see hostcheck.h) and it also has a 10.200.x
-# address, reachable only as a peer.  Names come from a private hosts file;
-# nothing leaves this machine.
+# network namespace of the test's own, joined by a veth pair: its stand-in
+# public address is in 198.18.0.0/15 (the benchmarking range, which the
+# helper refuses unless the operator's reachable ranges name it, as
+# --reachable does here: PROCTOR_EGRESS_REACHABLE under create), and it
+# also has a 10.200.x address, reachable only as a peer.  Names come from a
+# private hosts file; nothing leaves this machine.
 
 bats_require_minimum_version 1.5.0
 source "$BATS_TEST_DIRNAME/../testnet.bash"
@@ -30,7 +31,8 @@ setup_file() {
 	head -c 100M /dev/urandom >"$EG_DIR/www/big.bin"
 	write_origin >"$EG_DIR/origin.py"
 	write_tunnels >"$EG_DIR/tunnels.py"
-	ip netns exec "$EG_NS" python3 "$EG_DIR/origin.py" 8081 9000 "$EG_DIR/www" \
+	# Echo on 9000, and on 21 and 443 for the port and TLS rules.
+	ip netns exec "$EG_NS" python3 "$EG_DIR/origin.py" 8081 9000,21,443 "$EG_DIR/www" \
 		>"$EG_DIR/origin.log" 2>&1 3>&- &
 	echo $! >"$EG_DIR/origin.pid"
 
@@ -44,15 +46,16 @@ setup_file() {
 	cat >"$EG_DIR/policy.json" <<-EOF
 	{"version": 1,
 	 "agent": {"network_mode": "allowlist",
-	           "allowed_hosts": ["allowed.test", "lo.test", "priv.test", "self.test", "nx.invalid"]},
-	 "verifier": {"network_mode": "public"},
+	           "allowed_hosts": ["allowed.test", "lo.test", "priv.test", "self.test", "nx.invalid"],
+	           "allowed_ports": [8081, 9000]},
+	 "verifier": {"network_mode": "public", "allowed_ports": [8081, 9000, 21]},
 	 "peers": [{"name": "db", "port": $EG_PEER_PORT, "target": "tcp:$EG_PRIV:9000"}]}
 	EOF
 
 	"$HARNESS" --policy "$EG_DIR/policy.json" --agent 127.0.0.1:0 --verifier 127.0.0.1:0 \
 		--control "$EG_DIR/ctl" --log "$EG_DIR/decisions.jsonl" --hosts "$EG_DIR/hosts" \
-		--resolv "$EG_DIR/resolv.conf" --ready-file "$EG_DIR/ready" \
-		>"$EG_DIR/harness.log" 2>&1 3>&- &
+		--resolv "$EG_DIR/resolv.conf" --ready-file "$EG_DIR/ready" --reachable 198.18.0.0/15 \
+		--totals "$EG_DIR/totals" >"$EG_DIR/harness.log" 2>&1 3>&- &
 	echo $! >"$EG_DIR/harness.pid"
 
 	local i
@@ -76,7 +79,7 @@ setup() {
 write_origin() {
 	cat <<'EOF'
 import asyncio, os, sys
-http_port, echo_port, root = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+http_port, echo_ports, root = int(sys.argv[1]), [int(p) for p in sys.argv[2].split(",")], sys.argv[3]
 CHUNKS = [b"alpha\n", b"x" * 70000, b"omega\n"]
 
 async def echo(r, w):
@@ -139,8 +142,8 @@ async def http(r, w):
 
 async def main():
     a = await asyncio.start_server(http, "0.0.0.0", http_port, backlog=1024)
-    b = await asyncio.start_server(echo, "0.0.0.0", echo_port, backlog=1024)
-    await asyncio.gather(a.serve_forever(), b.serve_forever())
+    bs = [await asyncio.start_server(echo, "0.0.0.0", p, backlog=1024) for p in echo_ports]
+    await asyncio.gather(a.serve_forever(), *[b.serve_forever() for b in bs])
 
 asyncio.run(main())
 EOF
@@ -202,15 +205,36 @@ expect_decision() {
 
 @test "egress: hop-by-hop fields are removed and Host is the target's" {
 	run curl -sS -m 10 -x "http://$AGENT" -H 'Connection: X-Secret' -H 'X-Secret: 1' \
-		-H 'Keep-Alive: 5' -H 'Host: denied.test' -H 'TE: trailers' -H 'X-Keep: yes' \
+		-H 'Keep-Alive: 5' -H 'Host: ALLOWED.test.:8081' -H 'TE: trailers' -H 'X-Keep: yes' \
 		"http://allowed.test:8081/headers"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"X-Keep: yes"* ]]
 	[[ "$output" == *"Host: allowed.test:8081"* ]]
 	[[ "$output" != *"X-Secret"* ]]
 	[[ "$output" != *"Keep-Alive"* ]]
-	[[ "$output" != *"denied.test"* ]]
+	[[ "$output" != *"ALLOWED"* ]]
 	[[ "$output" != *"TE:"* ]]
+}
+
+# Domain fronting: the origin (or the CDN in front of it) would answer for
+# the Host field, not for the target the policy checked.
+@test "egress: a forward request whose Host names another host than its target is refused" {
+	run curl -sS -m 10 -o "$BATS_TEST_TMPDIR/body" -w '%{http_code}' -x "http://$AGENT" -H 'Host: denied.test' \
+		"http://allowed.test:8081/headers"
+	[ "$output" = 403 ]
+	grep -q 'the Host field names another host than the request target' "$BATS_TEST_TMPDIR/body"
+	expect_decision '.host == "allowed.test" and .decision == "deny" and (.reason | test("Host field"))'
+	# The same host on another port is another target too.
+	run curl -sS -m 10 -o /dev/null -w '%{http_code}' -x "http://$AGENT" -H 'Host: allowed.test:9000' \
+		"http://allowed.test:8081/headers"
+	[ "$output" = 403 ]
+	# Two Host fields: 400 (RFC 9112 section 3.2); curl would send one.
+	run python3 -c "
+import socket
+s = socket.create_connection(('${AGENT%:*}', ${AGENT#*:}))
+s.sendall(b'GET http://allowed.test:8081/headers HTTP/1.1\\r\\nHost: allowed.test:8081\\r\\nhost: allowed.test:8081\\r\\n\\r\\n')
+print(s.recv(4096).split(b'\\r\\n')[0].decode())"
+	[ "$output" = "HTTP/1.1 400 Bad Request" ]
 }
 
 @test "egress: CONNECT tunnel to an allowed host" {
@@ -223,7 +247,7 @@ expect_decision() {
 @test "egress: host outside the allowlist gets 403 and a log line" {
 	run curl -sS -m 10 -o "$BATS_TEST_TMPDIR/body" -w '%{http_code}' -x "http://$AGENT" "http://denied.test:8081/headers"
 	[ "$output" = 403 ]
-	grep -qx 'proctor: host denied.test is not in the agent allowlist' "$BATS_TEST_TMPDIR/body"
+	grep -qx 'host denied.test is not in the agent allowlist' "$BATS_TEST_TMPDIR/body"
 	expect_decision '.phase == "agent" and .method == "GET" and .host == "denied.test" and .port == 8081 and .decision == "deny"'
 	run curl -sS -m 10 -p -w '%{http_code}' -x "http://$AGENT" "http://denied.test:8081/"
 	[ "$status" -ne 0 ]
@@ -437,6 +461,215 @@ print(ask(b'GET http://allowed.test:8081/ HTTP/1.1\r\n folded\r\n\r\n'))"
 		and (.port | type == "number") and (.decision == "allow" or .decision == "deny")
 		and (.reason | type == "string") and (.bytes_up | type == "number") and (.bytes_down | type == "number"))' \
 		"$EG_DIR/decisions.jsonl"
+}
+
+# A helper without the operator's reachable ranges: the test origin's
+# benchmarking address (and a documentation one) are refused, as is the
+# Debian mirror on a machine where it resolves into a documentation
+# range; with the ranges named, reached.  No traffic leaves for a refused
+# address: the check runs before connect.
+@test "egress: benchmarking and documentation addresses are refused unless the operator's reachable ranges name them" {
+	local doc=198.51.100.$EG_N
+	ip -n "$EG_NS" addr add "$doc/32" dev "${EG_VH%a}b"
+	ip route add "$doc/32" dev "$EG_VH"
+	echo "$doc doc.test" >>"$EG_DIR/hosts"
+	echo '{"version": 1, "agent": {"network_mode": "public", "allowed_ports": [8081]}}' >"$BATS_TEST_TMPDIR/p.json"
+	local r
+	for r in "" "198.18.0.0/15,$doc"; do
+		rm -f "$BATS_TEST_TMPDIR/ready"
+		"$HARNESS" --policy "$BATS_TEST_TMPDIR/p.json" --agent 127.0.0.1:0 --log "$BATS_TEST_TMPDIR/log" \
+			--hosts "$EG_DIR/hosts" --resolv "$EG_DIR/resolv.conf" --ready-file "$BATS_TEST_TMPDIR/ready" \
+			${r:+--reachable "$r"} 3>&- &
+		local hpid=$! i
+		for i in $(seq 50); do [ -s "$BATS_TEST_TMPDIR/ready" ] && break; sleep 0.1; done
+		local port
+		port=$(sed -n 's/^agent=//p' "$BATS_TEST_TMPDIR/ready")
+		local a b
+		a=$(curl -sS -m 10 -o "$BATS_TEST_TMPDIR/a" -w '%{http_code}' -x "http://127.0.0.1:$port" "http://allowed.test:8081/headers")
+		b=$(curl -sS -m 10 -o "$BATS_TEST_TMPDIR/b" -w '%{http_code}' -x "http://127.0.0.1:$port" "http://doc.test:8081/headers")
+		kill "$hpid"
+		wait "$hpid" || true
+		if [ -z "$r" ]; then
+			[ "$a" = 403 ] || { echo "benchmarking origin without the setting: $a $(cat "$BATS_TEST_TMPDIR/a")"; return 1; }
+			grep -q "resolves to $EG_PUB, a benchmarking address" "$BATS_TEST_TMPDIR/a"
+			[ "$b" = 403 ] || { echo "documentation origin without the setting: $b"; return 1; }
+			grep -q "resolves to $doc, a documentation address" "$BATS_TEST_TMPDIR/b"
+		else
+			[ "$a" = 200 ] || { echo "with the setting: $a $(cat "$BATS_TEST_TMPDIR/a")"; return 1; }
+			[ "$b" = 200 ] || { echo "with the setting: $b $(cat "$BATS_TEST_TMPDIR/b")"; return 1; }
+		fi
+	done
+	ip route del "$doc/32" dev "$EG_VH"
+	# A bad range is refused before anything listens.
+	run "$HARNESS" --policy "$BATS_TEST_TMPDIR/p.json" --agent 127.0.0.1:0 --reachable 198.18.0.1/15
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'`198.18.0.1/15` has bits set after its /15 prefix'* ]]
+}
+
+# CONNECT_RAW PORT HOST:PORT PAYLOAD_PY: a CONNECT through PORT, then the
+# payload (a python expression for bytes); prints the status line, then
+# "echo ok" when the tunnel echoed the payload or "closed" when the proxy
+# closed it.
+connect_raw() {
+	python3 - "$@" <<-'PY'
+	import socket, ssl, sys
+	port, target, payload = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+	def hello(name):
+	    ctx = ssl.create_default_context()
+	    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+	    i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
+	    t = ctx.wrap_bio(i, o, server_hostname=name)
+	    try:
+	        t.do_handshake()
+	    except ssl.SSLWantReadError:
+	        pass
+	    return o.read()
+	data = eval(payload)
+	s = socket.create_connection(("127.0.0.1", port), timeout=10)
+	s.sendall(b"CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target.encode(), target.encode()))
+	head = b""
+	while b"\r\n\r\n" not in head:
+	    d = s.recv(4096)
+	    if not d:
+	        break
+	    head += d
+	print(head.split(b"\r\n")[0].decode())
+	if not head.startswith(b"HTTP/1.1 200"):
+	    sys.exit(0)
+	s.sendall(data)
+	got = b""
+	try:
+	    while len(got) < len(data):
+	        d = s.recv(65536)
+	        if not d:
+	            break
+	        got += d
+	except OSError:
+	    pass
+	print("echo ok" if got == data else "closed")
+	PY
+}
+
+@test "egress: only ports 80, 443 and the phase's allowed_ports; no CONNECT to 80" {
+	# The agent's allowed_ports are 8081 and 9000; the verifier's add 21.
+	run connect_raw "${AGENT#*:}" allowed.test:21 'b"USER x\r\n"'
+	[[ "${lines[0]}" == "HTTP/1.1 403"* ]] || { echo "$output"; return 1; }
+	expect_decision '.host == "allowed.test" and .port == 21 and .decision == "deny" and (.reason | test("port 21 is not allowed"))'
+	run curl -sS -m 10 -o /dev/null -w '%{http_code}' -x "http://$AGENT" "http://allowed.test:21/"
+	[ "$output" = 403 ]
+
+	sleep 60 3>&- &
+	local pid=$!
+	"$HARNESS" --open-token "$EG_DIR/ctl" verifier "$TOKEN" "$pid"
+	local b64
+	b64=$(printf '%s:' "$TOKEN" | base64)
+	run python3 - "${VERIFIER#*:}" "$b64" <<-'PY'
+	import socket, sys
+	s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+	s.sendall(b"CONNECT allowed.test:21 HTTP/1.1\r\nProxy-Authorization: Basic %s\r\n\r\n" % sys.argv[2].encode())
+	head = b""
+	while b"\r\n\r\n" not in head:
+	    head += s.recv(4096)
+	print(head.split(b"\r\n")[0].decode())
+	s.sendall(b"USER x\r\n")
+	print(s.recv(100).decode().strip())
+	PY
+	kill "$pid"
+	[ "${lines[0]}" = "HTTP/1.1 200 Connection established" ] || { echo "$output"; return 1; }
+	[ "${lines[1]}" = "USER x" ]
+
+	# CONNECT to port 80 would carry requests for any virtual host.
+	run connect_raw "${AGENT#*:}" allowed.test:80 'b"GET / HTTP/1.1\r\nHost: denied.test\r\n\r\n"'
+	[[ "${lines[0]}" == "HTTP/1.1 403"* ]] || { echo "$output"; return 1; }
+	expect_decision '.port == 80 and .method == "CONNECT" and .decision == "deny" and (.reason | test("port 80"))'
+}
+
+@test "egress: a CONNECT to 443 must open with a ClientHello naming the CONNECT host" {
+	# The right name: the tunnel carries the hello (the echo returns it).
+	run connect_raw "${AGENT#*:}" allowed.test:443 'hello("allowed.test")'
+	[ "${lines[0]}" = "HTTP/1.1 200 Connection established" ] || { echo "$output"; return 1; }
+	[ "${lines[1]}" = "echo ok" ] || { echo "$output"; return 1; }
+	expect_decision '.host == "allowed.test" and .port == 443 and .decision == "allow" and .bytes_up > 100'
+	# Another name (an allowed one too), no TLS at all, a hello without a name.
+	run connect_raw "${AGENT#*:}" allowed.test:443 'hello("sub.allowed.test")'
+	[ "${lines[1]}" = closed ] || { echo "$output"; return 1; }
+	expect_decision '.port == 443 and .decision == "deny" and (.reason | test("names sub.allowed.test, not the CONNECT host"))'
+	run connect_raw "${AGENT#*:}" allowed.test:443 'b"GET / HTTP/1.1\r\nHost: denied.test\r\n\r\n"'
+	[ "${lines[1]}" = closed ] || { echo "$output"; return 1; }
+	expect_decision '.port == 443 and .decision == "deny" and (.reason | test("does not start with a TLS handshake"))'
+	run connect_raw "${AGENT#*:}" allowed.test:443 'hello(None)'
+	[ "${lines[1]}" = closed ] || { echo "$output"; return 1; }
+	expect_decision '.port == 443 and .decision == "deny" and (.reason | test("no SNI"))'
+	# Nothing of a refused tunnel reached the origin: the echo's log is
+	# silent, and only the allowed hello was relayed.
+	[ "$(jq -s '[.[] | select(.port == 443 and .decision == "deny")] | map(.bytes_down) | add' "$EG_DIR/decisions.jsonl")" = 0 ]
+}
+
+# Everything the agent can make the proxy answer: not one names the product.
+@test "egress: no response the agent can elicit names the product" {
+	run python3 - "${AGENT#*:}" "${VERIFIER#*:}" <<-'PY'
+	import socket, sys
+	agent, verifier = int(sys.argv[1]), int(sys.argv[2])
+	reqs = [
+	    (agent, b"GET http://denied.test:8081/ HTTP/1.1\r\n\r\n"),
+	    (agent, b"GET http://lo.test:8081/ HTTP/1.1\r\n\r\n"),
+	    (agent, b"GET http://allowed.test:21/ HTTP/1.1\r\n\r\n"),
+	    (agent, b"GET http://allowed.test:8081/ HTTP/1.1\r\nHost: denied.test\r\n\r\n"),
+	    (agent, b"GET http://nx.invalid/ HTTP/1.1\r\n\r\n"),
+	    (agent, b"GET /x HTTP/1.1\r\n\r\n"),
+	    (agent, b"GET http://allowed.test:8081/ HTTP/2.0\r\n\r\n"),
+	    (agent, b"GET http://allowed.test:8081/ HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n"),
+	    (agent, b"GET http://allowed.test:8081/ HTTP/1.1\r\nX: " + b"a" * 20000 + b"\r\n\r\n"),
+	    (agent, b"CONNECT allowed.test:80 HTTP/1.1\r\n\r\n"),
+	    (agent, b"CONNECT allowed.test:9001 HTTP/1.1\r\n\r\n"),
+	    (verifier, b"GET http://allowed.test:8081/ HTTP/1.1\r\n\r\n"),
+	    (verifier, b"GET http://allowed.test:8081/ HTTP/1.1\r\nProxy-Authorization: Basic eHh4eHh4eHh4eHh4eHh4eHh4eA==\r\n\r\n"),
+	    (verifier, b"GET http://allowed.test:8081/ HTTP/1.1\r\nProxy-Authorization: Bearer x\r\n\r\n"),
+	]
+	for port, r in reqs:
+	    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+	    s.sendall(r)
+	    out = b""
+	    try:
+	        while d := s.recv(65536):
+	            out += d
+	    except OSError:
+	        pass
+	    print(repr(out))
+	PY
+	[ "$status" -eq 0 ]
+	echo "$output"
+	[ "${#lines[@]}" -eq 14 ]
+	local l
+	for l in "${lines[@]}"; do
+		[[ "$l" == "b'HTTP/1.1 4"* || "$l" == "b'HTTP/1.1 5"* ]] || { echo "no error reply: $l"; return 1; }
+	done
+	! grep -qi proctor <<<"$output"
+	grep -q 'realm="proxy"' <<<"$output"
+}
+
+# Repeats of one decision are folded into a line per key and second, the
+# totals count every decision with its bytes, per phase.
+@test "egress: repeated decisions are folded and counted; totals per phase" {
+	local before
+	before=$(wc -l <"$EG_DIR/decisions.jsonl")
+	run python3 - "${AGENT#*:}" <<-'PY'
+	import socket, sys
+	for i in range(300):
+	    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+	    s.sendall(b"GET http://fold.denied.test:8081/ HTTP/1.1\r\n\r\n")
+	    while s.recv(4096):
+	        pass
+	PY
+	[ "$status" -eq 0 ]
+	sleep 1.5
+	local n
+	n=$(jq -s '[.[] | select(.host == "fold.denied.test")] | length' "$EG_DIR/decisions.jsonl")
+	[ "$n" -ge 1 ] && [ "$n" -le 10 ] || { echo "$n lines for 300 decisions"; return 1; }
+	[ "$(jq -s '[.[] | select(.host == "fold.denied.test") | .count] | add' "$EG_DIR/decisions.jsonl")" = 300 ]
+	jq -se 'all(.[] | select(.host == "fold.denied.test"); .decision == "deny" and .last >= .time)' "$EG_DIR/decisions.jsonl"
+	jq -se 'length == 4 and any(.[]; .phase == "agent" and .deny >= 300 and .bytes_down > 104857600) and
+		all(.[]; .record == "totals")' "$EG_DIR/totals"
 }
 
 @test "egress: helper exits when the container process exits, and on SIGTERM" {

@@ -1,13 +1,17 @@
 #!/usr/bin/env bats
 # The egress helper under hostile clients (src/rollout/egress, run through
 # tests/tools/egress-harness on loopback): slowloris, oversized request
-# heads, invalid chunk sizes, 10,000 idle connections.  Each attack runs
+# heads, invalid chunk sizes, 10,000 idle connections, a flood of agent
+# connections and tunnels while the verifier downloads.  Each attack runs
 # while a probe client keeps asking for a normal request; the helper must
-# keep answering it, close the attackers, keep its memory bounded and give
-# back its descriptors.  Limits: src/rollout/egress/egress-internal.h and
-# docs/security.md.  The "internet" is a network namespace of the test's
-# own (198.18.0.0/15, which the helper treats as public); nothing leaves
-# this machine.
+# keep answering it, close the attackers, keep its memory and descriptors
+# bounded and give them back.  The helper runs sandboxed as create runs it
+# (--sandbox: uid 65534, no capabilities, seccomp allowlist), so every
+# attack also runs against the filter.  Limits:
+# src/rollout/egress/egress-internal.h and docs/security.md.  The
+# "internet" is a network namespace of the test's own (198.19.x, in the
+# benchmarking range, which the helper reaches only because --reachable
+# names it); nothing leaves this machine.
 
 bats_require_minimum_version 1.5.0
 source "$BATS_TEST_DIRNAME/../testnet.bash"
@@ -31,9 +35,11 @@ setup_file() {
 	echo $! >"$HD/origin.pid"
 	printf '%s allowed.test\n' "$HPUB" >"$HD/hosts"
 	echo "nameserver 127.0.0.1" >"$HD/resolv.conf"
-	echo '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["allowed.test"]}}' >"$HD/policy.json"
+	echo '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["allowed.test"], "allowed_ports": [8081]}}' >"$HD/policy.json"
+	mkdir -p "$HD/sb"
 	"$HARNESS" --policy "$HD/policy.json" --agent 127.0.0.1:0 --control "$HD/ctl" \
 		--log "$HD/decisions.jsonl" --hosts "$HD/hosts" --resolv "$HD/resolv.conf" \
+		--reachable 198.18.0.0/15 --sandbox "$HD/sb" \
 		--ready-file "$HD/ready" >"$HD/harness.log" 2>&1 3>&- &
 	echo $! >"$HD/harness.pid"
 	local i
@@ -115,7 +121,7 @@ common_checks() {
 @test "egress hostile: at the connection limit a client with its request queued outlives a flood of idle ones" {
 	rm -f "$HD/small.ready"
 	prlimit --nofile=256:256 "$HARNESS" --policy "$HD/policy.json" --agent 127.0.0.1:0 \
-		--hosts "$HD/hosts" --resolv "$HD/resolv.conf" --ready-file "$HD/small.ready" \
+		--hosts "$HD/hosts" --resolv "$HD/resolv.conf" --ready-file "$HD/small.ready" --reachable 198.18.0.0/15 \
 		>"$HD/small.log" 2>&1 3>&- &
 	local small=$!
 	local i
@@ -130,7 +136,7 @@ common_checks() {
 	os.kill(helper, signal.SIGSTOP)
 	try:
 	    probe = socket.create_connection(("127.0.0.1", port))
-	    probe.sendall(b"GET http://allowed.test:8081/ HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n")
+	    probe.sendall(b"GET http://allowed.test:8081/ HTTP/1.1\r\nHost: allowed.test:8081\r\nConnection: close\r\n\r\n")
 	    flood = []
 	    for _ in range(64):
 	        s = socket.socket(); s.setblocking(False)
@@ -150,4 +156,159 @@ common_checks() {
 	kill "$small" 2>/dev/null || true
 	[ "$status" -eq 0 ] || fail_with "client: $output"
 	[[ "$output" == "HTTP/1."[01]" 200"* ]] || fail_with "the queued request was not served: $output"
+}
+
+# The agent floods 3128 with 3000 connections that each send one byte and
+# 3000 CONNECT tunnels that then stay idle, while a verifier downloads 15
+# files through 3129 with its token.  Every download must succeed (the
+# verifier's connections have a budget of their own: never evicted for an
+# agent's, never starved), no more tunnels may be live than the agent's
+# budget, and the helper's fds stay under the RLIMIT_NOFILE it set itself
+# (which its budgets never reach).  Bounded: 6000 connections, 90 s.
+@test "egress hostile: an agent flood of connections and idle tunnels neither starves the verifier nor grows the helper's fds" {
+	local i
+	for i in $(seq 15); do head -c 1M /dev/urandom >"$HD/www/f$i"; done
+	ip netns exec "$HNS" python3 -c '
+import asyncio
+async def echo(r, w):
+    try:
+        while d := await r.read(65536):
+            w.write(d); await w.drain()
+    except Exception:
+        pass
+    w.close()
+async def main():
+    s = await asyncio.start_server(echo, "0.0.0.0", 9000, backlog=4096)
+    await s.serve_forever()
+asyncio.run(main())' >"$HD/echo.log" 2>&1 3>&- &
+	local echo_pid=$!
+	cat >"$HD/flood.json" <<-'EOF'
+	{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["allowed.test"], "allowed_ports": [8081, 9000]},
+	 "verifier": {"network_mode": "public", "allowed_ports": [8081]}}
+	EOF
+	rm -f "$HD/flood.ready"
+	"$HARNESS" --policy "$HD/flood.json" --agent 127.0.0.1:0 --verifier 127.0.0.1:0 --control "$HD/flood.ctl" \
+		--hosts "$HD/hosts" --resolv "$HD/resolv.conf" --reachable 198.18.0.0/15 --sandbox "$HD/sb" \
+		--ready-file "$HD/flood.ready" >"$HD/flood.log" 2>&1 3>&- &
+	local fpid=$!
+	for i in $(seq 50); do [ -s "$HD/flood.ready" ] && break; sleep 0.1; done
+	local token=00112233445566778899aabbccddeeff
+	sleep 120 3>&- &
+	local tpid=$!
+	"$HARNESS" --open-token "$HD/flood.ctl" verifier "$token" "$tpid"
+	run timeout 120 python3 - "$(sed -n 's/^agent=//p' "$HD/flood.ready")" \
+		"$(sed -n 's/^verifier=//p' "$HD/flood.ready")" "$fpid" "$token" "$HD/www" <<-'PY'
+	import asyncio, base64, hashlib, os, resource, sys, time
+	agent, verifier, helper, token, www = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+	resource.setrlimit(resource.RLIMIT_NOFILE, (20000, 20000))
+	auth = base64.b64encode(token.encode() + b":").decode()
+	peak, tunnels, held = 0, 0, []
+	def nfds():
+	    try:
+	        return len(os.listdir("/proc/%d/fd" % helper))
+	    except OSError:
+	        return -1
+	async def sampler(stop):
+	    global peak
+	    while not stop.is_set():
+	        peak = max(peak, nfds())
+	        await asyncio.sleep(0.1)
+	async def one_byte():
+	    try:
+	        r, w = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", agent), 20)
+	        w.write(b"G")
+	        held.append(w)
+	    except Exception:
+	        pass
+	async def tunnel():
+	    global tunnels
+	    try:
+	        r, w = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", agent), 20)
+	        held.append(w)
+	        w.write(b"CONNECT allowed.test:9000 HTTP/1.1\r\nHost: allowed.test:9000\r\n\r\n")
+	        head = await asyncio.wait_for(r.readuntil(b"\r\n\r\n"), 20)
+	        if head.startswith(b"HTTP/1.1 200"):
+	            tunnels += 1
+	    except Exception:
+	        pass
+	async def download(i):
+	    want = hashlib.sha256(open("%s/f%d" % (www, i), "rb").read()).hexdigest()
+	    await asyncio.sleep(0.5 + i * 0.2)
+	    try:
+	        r, w = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", verifier), 30)
+	        w.write(("GET http://allowed.test:8081/f%d HTTP/1.1\r\nHost: allowed.test:8081\r\n"
+	                 "Proxy-Authorization: Basic %s\r\n\r\n" % (i, auth)).encode())
+	        data = await asyncio.wait_for(r.read(), 60)
+	        body = data.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in data else b""
+	        return data.startswith(b"HTTP/1.") and b" 200 " in data[:20] and hashlib.sha256(body).hexdigest() == want
+	    except Exception as e:
+	        print("download %d: %r" % (i, e))
+	        return False
+	async def main():
+	    stop = asyncio.Event()
+	    s = asyncio.create_task(sampler(stop))
+	    # The tunnels first (a budget that counts only idle clients never
+	    # stops them), then the one-byte flood while the verifier downloads.
+	    flood = [asyncio.create_task(tunnel()) for _ in range(3000)]
+	    await asyncio.wait(flood, timeout=25)
+	    flood += [asyncio.create_task(one_byte()) for _ in range(3000)]
+	    ok = await asyncio.gather(*[download(i) for i in range(1, 16)])
+	    await asyncio.wait(flood, timeout=25)
+	    await asyncio.sleep(1)
+	    stop.set()
+	    await s
+	    print("downloads_ok=%d" % sum(ok))
+	    print("tunnels=%d" % tunnels)
+	    print("peak_fds=%d" % peak)
+	    for w in held:
+	        w.close()
+	asyncio.run(main())
+	PY
+	echo "$output"
+	local limit
+	limit=$(awk '/^Max open files/ { print $4 }' "/proc/$fpid/limits")
+	sleep 1
+	local after
+	after=$(ls "/proc/$fpid/fd" | wc -l)
+	kill "$tpid" "$fpid" "$echo_pid" 2>/dev/null || true
+	[ "$status" -eq 0 ] || fail_with "the flood client failed"
+	[ "$(val downloads_ok)" = 15 ] || fail_with "only $(val downloads_ok) of 15 verifier downloads succeeded"
+	[ "$(val tunnels)" -le 512 ] || fail_with "$(val tunnels) live tunnels over the agent's budget of 512"
+	echo "helper RLIMIT_NOFILE $limit, peak fds $(val peak_fds), after $after"
+	[ "$limit" -le 2688 ] || fail_with "RLIMIT_NOFILE $limit: the helper did not bound it"
+	[ "$(val peak_fds)" -lt "$limit" ] || fail_with "peak fds $(val peak_fds) reached the cap $limit"
+	[ "$after" -lt 64 ] || fail_with "$after fds left after the flood"
+}
+
+# A system call outside the seccomp allowlist kills the sandboxed helper:
+# the harness's test-only trigger (SIGUSR2 -> mkdirat, see
+# tests/tools/egress-harness.c) makes one; the kernel must end the process
+# with SIGSYS before the call returns.  The same helper shows the
+# sandbox's identity in /proc.
+@test "egress hostile: the sandboxed helper is unprivileged and a system call outside its allowlist kills it" {
+	rm -f "$HD/sb.ready"
+	"$HARNESS" --policy "$HD/policy.json" --agent 127.0.0.1:0 --hosts "$HD/hosts" --resolv "$HD/resolv.conf" \
+		--reachable 198.18.0.0/15 --sandbox "$HD/sb" --ready-file "$HD/sb.ready" >"$HD/sb.log" 2>&1 3>&- &
+	local pid=$! i
+	for i in $(seq 50); do [ -s "$HD/sb.ready" ] && break; sleep 0.1; done
+	# The sandbox is entered after the ready file: wait for the filter.
+	for i in $(seq 50); do grep -q '^Seccomp:[[:space:]]*2' "/proc/$pid/status" && break; sleep 0.1; done
+	grep -E '^(Uid|Gid|Groups|CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp):' "/proc/$pid/status"
+	grep -q "^Uid:[[:space:]]*65534[[:space:]]65534[[:space:]]65534[[:space:]]65534$" "/proc/$pid/status"
+	grep -q "^Gid:[[:space:]]*65534[[:space:]]65534[[:space:]]65534[[:space:]]65534$" "/proc/$pid/status"
+	grep -q "^Groups:[[:space:]]*$" "/proc/$pid/status"
+	grep -q "^CapEff:[[:space:]]*0000000000000000$" "/proc/$pid/status"
+	grep -q "^CapBnd:[[:space:]]*0000000000000000$" "/proc/$pid/status"
+	grep -q "^NoNewPrivs:[[:space:]]*1$" "/proc/$pid/status"
+	grep -q "^Seccomp:[[:space:]]*2$" "/proc/$pid/status"
+	# Its root is empty.
+	[ -z "$(ls -A "/proc/$pid/root/" 2>/dev/null)" ]
+	run curl -s -m 10 -x "http://127.0.0.1:$(sed -n 's/^agent=//p' "$HD/sb.ready")" "http://allowed.test:8081/index.html"
+	[ "$output" = hello ] || fail_with "the sandboxed helper did not serve: $output"
+	kill -USR2 "$pid"
+	local st=0
+	wait "$pid" || st=$?
+	cat "$HD/sb.log"
+	[ "$st" -eq $((128 + 31)) ] || fail_with "the helper ended with status $st, not by SIGSYS (159)"
+	! grep -q "was not stopped by the sandbox" "$HD/sb.log"
 }

@@ -18,6 +18,10 @@ PROBE = os.environ.get("PROBE", "http://denied.test/")
 PROBE_TIMEOUT = float(os.environ.get("PROBE_TIMEOUT", "5"))
 peak = 0
 
+def authority(url):
+    # The Host field a forward request must carry: its target's authority.
+    return url.split("/")[2].encode()
+
 def rss():
     global peak
     try:
@@ -39,7 +43,7 @@ def probe(tag):
     try:
         s = socket.create_connection(("127.0.0.1", port), timeout=PROBE_TIMEOUT)
         s.settimeout(PROBE_TIMEOUT)
-        s.sendall(b"GET " + PROBE.encode() + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        s.sendall(b"GET " + PROBE.encode() + b" HTTP/1.1\r\nHost: " + authority(PROBE) + b"\r\nConnection: close\r\n\r\n")
         line = s.recv(4096).split(b"\r\n")[0].decode("latin1")
         s.close()
     except OSError as e:
@@ -139,7 +143,7 @@ elif mode == "chunks":
               b"ffffffffffffffff\r\n" + b"a" * 100000, b"0x10\r\n", b" 5\r\nhello\r\n0\r\n\r\n"]
     for i, body in enumerate(bodies):
         s = socket.create_connection(("127.0.0.1", port), timeout=10)
-        s.sendall(b"POST " + url.encode() + b" HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        s.sendall(b"POST " + url.encode() + b" HTTP/1.1\r\nHost: " + authority(url) + b"\r\nTransfer-Encoding: chunked\r\n\r\n")
         try:
             s.sendall(body)
         except OSError:

@@ -4,15 +4,25 @@
  *
  * usage: egress-harness --policy FILE [--agent ADDR:PORT] [--verifier ADDR:PORT]
  *          [--peer-addr ADDR] [--control PATH] [--log PATH] [--hosts FILE]
- *          [--resolv FILE] [--watch-pid PID] [--ready-file PATH]
+ *          [--resolv FILE] [--reachable CIDR[,CIDR...]] [--totals PATH] [--watch-pid PID]
+ *          [--ready-file PATH] [--sandbox DIR [--user UID:GID]]
  *        egress-harness --open-token CONTROL PHASE TOKEN PID
  * Port 0 picks a free port; the ready file (written once everything
  * listens) then holds "agent=PORT" / "verifier=PORT" lines.  Each policy
  * peer listens on --peer-addr (default 127.0.0.1) at its own port.
+ * --reachable is what PROCTOR_EGRESS_REACHABLE gives the helper under create.
+ * --sandbox runs the loop sandboxed as create does (pr_egress_sandbox, the
+ * empty root mounted on DIR), as UID:GID (default 65534:65534).
+ * Test-only fault trigger: SIGUSR2 makes the (sandboxed) helper call
+ * mkdirat(2), outside the seccomp allowlist: the filter must kill it
+ * (exit by SIGSYS); were it to survive, it exits 3.  It lives in this
+ * test program, never in the installed runtime.
  * --open-token runs pr_egress_open_token and exits 0, or 1 with the error. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -90,6 +100,16 @@ listen_unix (const char *path, pr_error **err)
   return fd;
 }
 
+static void
+fault_syscall (int sig)
+{
+  syscall (SYS_mkdirat, AT_FDCWD, "fault-injection", 0700);
+  static const char msg[] = "egress-harness: mkdirat was not stopped by the sandbox\n";
+  if (write (2, msg, sizeof msg - 1) < 0)
+    _exit (4);
+  _exit (3);
+}
+
 static int
 open_token (char **argv)
 {
@@ -111,11 +131,16 @@ main (int argc, char **argv)
     { "control", required_argument, NULL, 'c' },  { "log", required_argument, NULL, 'l' },
     { "hosts", required_argument, NULL, 'H' },    { "resolv", required_argument, NULL, 'r' },
     { "watch-pid", required_argument, NULL, 'w' }, { "ready-file", required_argument, NULL, 'R' },
-    { "open-token", no_argument, NULL, 'o' },     { NULL, 0, NULL, 0 },
+    { "open-token", no_argument, NULL, 'o' },     { "reachable", required_argument, NULL, 'A' },
+    { "totals", required_argument, NULL, 'T' },   { "sandbox", required_argument, NULL, 'S' },
+    { "user", required_argument, NULL, 'U' },
+    { NULL, 0, NULL, 0 },
   };
   const char *policy_path = NULL, *agent = NULL, *verifier = NULL, *peer_addr = "127.0.0.1";
-  const char *control = NULL, *ready = NULL;
-  struct pr_egress_config cfg = { .agent_fd = -1, .verifier_fd = -1, .control_fd = -1, .container_pidfd = -1 };
+  const char *control = NULL, *ready = NULL, *reachable_text = "";
+  struct pr_reachable reachable = { 0 };
+  struct pr_egress_config cfg = { .agent_fd = -1, .verifier_fd = -1, .control_fd = -1, .container_pidfd = -1,
+                                  .ready_fd = -1, .uid = PR_EGRESS_DEFAULT_UID, .gid = PR_EGRESS_DEFAULT_GID };
   _cleanup_policy_ struct pr_policy *policy = NULL;
   pr_error *err = NULL;
   uint16_t agent_port = 0, verifier_port = 0;
@@ -133,6 +158,18 @@ main (int argc, char **argv)
       case 'H': cfg.hosts_file = optarg; break;
       case 'r': cfg.resolv_conf = optarg; break;
       case 'R': ready = optarg; break;
+      case 'A': reachable_text = optarg; break;
+      case 'T': cfg.totals_path = optarg; break;
+      case 'S': cfg.sandbox = true; cfg.sandbox_dir = optarg; break;
+      case 'U':
+        {
+          unsigned u, g;
+          if (sscanf (optarg, "%u:%u", &u, &g) != 2)
+            return fprintf (stderr, "egress-harness: --user UID:GID\n"), 2;
+          cfg.uid = u;
+          cfg.gid = g;
+          break;
+        }
       case 'w':
         cfg.container_pidfd = pr_sys_pidfd_open (atoi (optarg), 0);
         if (cfg.container_pidfd < 0)
@@ -155,6 +192,9 @@ main (int argc, char **argv)
   if (pr_policy_load (pv, &policy, &err) < 0)
     return die (err);
   cfg.policy = policy;
+  if (pr_reachable_parse (reachable_text, &reachable, &err) < 0)
+    return die (err);
+  cfg.reachable = &reachable;
   if (agent && (cfg.agent_fd = listen_tcp (agent, 3128, &agent_port, &err)) < 0)
     return die (err);
   if (verifier && (cfg.verifier_fd = listen_tcp (verifier, 3129, &verifier_port, &err)) < 0)
@@ -178,8 +218,11 @@ main (int argc, char **argv)
       if (pr_write_file (tmp, txt, strlen (txt), &err) < 0 || rename (tmp, ready) < 0)
         return die (err);
     }
+  struct sigaction sa = { .sa_handler = fault_syscall };
+  sigaction (SIGUSR2, &sa, NULL);
   if (pr_egress_run (&cfg, &err) < 0)
     return die (err);
   free (cfg.peers);
+  pr_reachable_free (&reachable);
   return 0;
 }

@@ -143,6 +143,19 @@ static const struct bad_case bad_cases[] = {
     "rollout policy: peers[0].target: \"tcp:db.internal:0\": port \"0\" is not in 1-65535" },
   { "{\"version\": 1, \"peers\": [{\"name\": \"db\", \"port\": 5432}]}", "rollout policy: peers[0].target: missing" },
   { "{\"version\": 1, \"drop_env\": [\"\"]}", "rollout policy: drop_env[0]: empty pattern" },
+  { "{\"version\": 1, \"agent\": {\"network_mode\": \"public\", \"allowed_ports\": [0]}}",
+    "rollout policy: agent.allowed_ports[0]: 0 is not a port (1-65535)" },
+  { "{\"version\": 1, \"agent\": {\"network_mode\": \"public\", \"allowed_ports\": [65536]}}",
+    "rollout policy: agent.allowed_ports[0]: 65536 is not a port (1-65535)" },
+  { "{\"version\": 1, \"agent\": {\"network_mode\": \"public\", \"allowed_ports\": [\"21\"]}}",
+    "rollout policy: agent.allowed_ports[0]: expected an integer, got a string" },
+  { "{\"version\": 1, \"agent\": {\"network_mode\": \"public\", \"allowed_ports\": 21}}",
+    "rollout policy: agent.allowed_ports: expected an array, got an integer" },
+  { "{\"version\": 1, \"agent\": {\"network_mode\": \"none\", \"allowed_ports\": [21]}}",
+    "rollout policy: agent.allowed_ports: only used with network_mode \"allowlist\" or \"public\" (agent.network_mode is "
+    "\"no-network\")" },
+  { "{\"version\": 1, \"environment\": {\"network_mode\": \"public\"}, \"verifier\": {\"allowed_ports\": [21]}}",
+    "rollout policy: verifier.allowed_ports: needs \"network_mode\": \"allowlist\" or \"public\" in the same table" },
   { "{\"version\": 1, \"drop_env\": [\"A=*\"]}",
     "rollout policy: drop_env[0]: \"A=*\": a pattern matches variable names and cannot contain '='" },
 };
@@ -352,6 +365,38 @@ test_host_matching (void **state)
 }
 
 static void
+test_ports (void **state)
+{
+  _cleanup_policy_ struct pr_policy *p = NULL;
+  pr_error *err = NULL;
+  const char *doc = "{\"version\": 1, \"environment\": {\"network_mode\": \"public\", \"allowed_ports\": [8080]},"
+                    " \"agent\": {\"network_mode\": \"allowlist\", \"allowed_hosts\": [\"a.org\"],"
+                    " \"allowed_ports\": [21, 21, 2222]}, \"verifier\": {\"network_mode\": \"public\"}}";
+  assert_int_equal (pr_policy_parse (doc, strlen (doc), &p, &err), 0);
+  size_t n;
+  const uint16_t *ports = pr_policy_allowed_ports (p, PR_PHASE_AGENT, &n);
+  assert_int_equal (n, 2);
+  assert_true (pr_policy_port_allowed (ports, n, 21));
+  assert_true (pr_policy_port_allowed (ports, n, 2222));
+  assert_true (pr_policy_port_allowed (ports, n, 80));
+  assert_true (pr_policy_port_allowed (ports, n, 443));
+  assert_false (pr_policy_port_allowed (ports, n, 8080));
+  /* setup takes the environment table's ports, the verifier its own (none). */
+  ports = pr_policy_allowed_ports (p, PR_PHASE_SETUP, &n);
+  assert_true (pr_policy_port_allowed (ports, n, 8080));
+  ports = pr_policy_allowed_ports (p, PR_PHASE_VERIFIER, &n);
+  assert_int_equal (n, 0);
+  assert_false (pr_policy_port_allowed (ports, n, 21));
+  assert_true (pr_policy_port_allowed (NULL, 0, 443));
+  _cleanup_free_ char *json = pr_policy_to_json (p);
+  assert_non_null (strstr (json, "\"allowed_hosts\":[\"a.org\"],\"allowed_ports\":[21,2222]}"));
+  _cleanup_policy_ struct pr_policy *q = NULL;
+  assert_int_equal (pr_policy_parse (json, strlen (json), &q, &err), 0);
+  _cleanup_free_ char *json2 = pr_policy_to_json (q);
+  assert_string_equal (json, json2);
+}
+
+static void
 test_env_drop (void **state)
 {
   _cleanup_policy_ struct pr_policy *p = NULL;
@@ -508,6 +553,7 @@ main (void)
     cmocka_unit_test (test_env_drop),
     cmocka_unit_test (test_load),
     cmocka_unit_test (test_to_json_roundtrip),
+    cmocka_unit_test (test_ports),
     cmocka_unit_test (test_len_and_nul),
     cmocka_unit_test (test_parse_saved),
   };

@@ -230,6 +230,42 @@ test_body_length (void **state)
   assert_int_equal (pr_body_feed (&t, "x", 1), 0);
 }
 
+static void
+test_host_field (void **state)
+{
+  static const struct
+  {
+    const char *head;
+    int status;
+  } cases[] = {
+    { "GET http://a.test:8081/ HTTP/1.1\r\nHost: a.test:8081\r\n\r\n", 0 },
+    { "GET http://a.test:8081/ HTTP/1.1\r\nHost: A.Test.:8081\r\n\r\n", 0 },
+    { "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 0 },
+    { "GET http://a.test/ HTTP/1.1\r\nHost: a.test:80\r\n\r\n", 0 },
+    { "GET http://a.test/ HTTP/1.0\r\n\r\n", 0 },
+    { "GET http://[2001:db8::1]:8080/ HTTP/1.1\r\nHost: [2001:db8::1]:8080\r\n\r\n", 0 },
+    { "GET http://a.test:8081/ HTTP/1.1\r\nHost: b.test:8081\r\n\r\n", 403 },
+    { "GET http://a.test:8081/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 403 },
+    { "GET http://a.test/ HTTP/1.1\r\nHost: sub.a.test\r\n\r\n", 403 },
+    { "GET http://1.2.3.4/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 403 },
+    { "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nHOST: a.test\r\n\r\n", 400 },
+    { "GET http://a.test/ HTTP/1.1\r\nHost:\r\n\r\n", 400 },
+    { "GET http://a.test/ HTTP/1.1\r\nHost: a.test:x\r\n\r\n", 400 },
+    { "GET http://a.test/ HTTP/1.1\r\nHost: u@a.test\r\n\r\n", 400 },
+  };
+  for (size_t i = 0; i < PR_ARRAY_SIZE (cases); i++)
+    {
+      struct pr_reqhead rh;
+      const char *why = NULL;
+      assert_int_equal (parse (cases[i].head, &rh), 0);
+      int r = pr_reqhead_check_host (&rh, &why);
+      if (r != cases[i].status)
+        fail_msg ("%s: got %d, want %d", cases[i].head, r, cases[i].status);
+      if (r != 0)
+        assert_non_null (why);
+    }
+}
+
 int
 main (void)
 {
@@ -237,6 +273,7 @@ main (void)
     cmocka_unit_test (test_find_end),     cmocka_unit_test (test_absolute_form), cmocka_unit_test (test_connect),
     cmocka_unit_test (test_bad_requests), cmocka_unit_test (test_field_limit),   cmocka_unit_test (test_rewrite),
     cmocka_unit_test (test_token),        cmocka_unit_test (test_body_chunked),  cmocka_unit_test (test_body_length),
+    cmocka_unit_test (test_host_field),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

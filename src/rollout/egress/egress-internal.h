@@ -18,13 +18,31 @@
 #include "egress.h"
 #include "hostcheck.h"
 #include "reqhead.h"
+#include "tlshello.h"
 
 /* Limits (all per helper process, i.e. per container):
- *   PR_EGRESS_MAX_CONNS       concurrent client connections over all
- *                             listeners; at the limit the listeners stop
- *                             accepting (the kernel backlog holds the rest)
- *                             and resume when one closes.  Lowered at start
- *                             when RLIMIT_NOFILE cannot hold 2 fds each.
+ *   PR_EGRESS_MAX_CONNS_AGENT / _PHASE / _PEER
+ *                             live client connections (any state, tunnels
+ *                             included) per listener group: the agent's
+ *                             3128, the verifier and setup's 3129, all peer
+ *                             listeners together.  Each group has its own
+ *                             budget, so no agent flood can take, evict or
+ *                             starve a verifier's slot.  At a group's limit
+ *                             a new connection makes room by closing the
+ *                             group's oldest client still idle before its
+ *                             request head; when there is none, the
+ *                             group's listeners stop accepting (the kernel
+ *                             backlog holds the rest) until one closes.
+ *   PR_EGRESS_MAX_PIPES_AGENT / _PHASE / _PEER
+ *                             relay pipes (2 fds each, bulk transfers only)
+ *                             per group; past them a direction relays
+ *                             through user space (slower, same bytes).
+ *   PR_EGRESS_FD_SLACK        fds for everything else: listeners, DNS,
+ *                             netlink, log, control connections, pidfds.
+ *   PR_EGRESS_NOFILE          the helper's RLIMIT_NOFILE (soft and hard):
+ *                             slack + 2 per connection + 2 per pipe, so the
+ *                             budgets above can never run out of fds.  A
+ *                             lower hard limit scales every budget down.
  *   PR_EGRESS_HEAD_TIMEOUT_S  time to receive a complete request head
  *                             (slowloris guard); the connection is closed.
  *   PR_EGRESS_CONNECT_TIMEOUT_S  per upstream address connect attempt.
@@ -51,8 +69,18 @@
  *   PR_EGRESS_MAX_TOKENS / PR_EGRESS_MAX_CONTROL / PR_EGRESS_CONTROL_LINE
  *                             live tokens, control connections, and one
  *                             control command line's length. */
-#define PR_EGRESS_MAX_CONNS 512
+#define PR_EGRESS_MAX_CONNS_AGENT 512
+#define PR_EGRESS_MAX_CONNS_PHASE 128
+#define PR_EGRESS_MAX_CONNS_PEER 128
+#define PR_EGRESS_MAX_PIPES_AGENT 256
+#define PR_EGRESS_MAX_PIPES_PHASE 128
+#define PR_EGRESS_MAX_PIPES_PEER 128
+#define PR_EGRESS_FD_SLACK 128
+#define PR_EGRESS_NOFILE                                                                                               \
+  (PR_EGRESS_FD_SLACK + 2 * (PR_EGRESS_MAX_CONNS_AGENT + PR_EGRESS_MAX_CONNS_PHASE + PR_EGRESS_MAX_CONNS_PEER)       \
+   + 2 * (PR_EGRESS_MAX_PIPES_AGENT + PR_EGRESS_MAX_PIPES_PHASE + PR_EGRESS_MAX_PIPES_PEER))
 #define PR_EGRESS_HEAD_TIMEOUT_S 30
+#define PR_EGRESS_HELLO_TIMEOUT_S 10
 #define PR_EGRESS_CONNECT_TIMEOUT_S 15
 #define PR_EGRESS_RELAY_HIGH (128 * 1024)
 #define PR_EGRESS_RELAY_HIGH_MAX (1024 * 1024)
@@ -86,9 +114,53 @@ enum pr_conn_kind
   PR_CONN_AGENT,
   PR_CONN_VERIFIER,
   PR_CONN_PEER,
+  PR_CONN_KINDS,
+};
+
+/* One listener group's budget (see the limits above). */
+struct pr_budget
+{
+  size_t n, max;     /* live connections, limit */
+  size_t pipes_free; /* relay pipes that may still be opened */
+  bool paused;       /* the group's listeners are disabled */
 };
 
 struct pr_ctl;
+
+/* The decision log (declog.c):
+ *   PR_EGRESS_LOG_MAX      bytes the log file may reach (per container);
+ *                          decisions past it are only counted (totals).
+ *   PR_EGRESS_LOG_FOLD_S   a decision that repeats one already written is
+ *                          folded into one line per key per this period.
+ *   PR_EGRESS_LOG_FORGET_S a key quiet this long is forgotten.
+ *   PR_DECLOG_KEYS         keys remembered at once (least recently seen
+ *                          forgotten first). */
+#define PR_EGRESS_LOG_MAX (1024 * 1024)
+#define PR_EGRESS_LOG_FOLD_S 1
+#define PR_EGRESS_LOG_FORGET_S 60
+#define PR_DECLOG_KEYS 1024
+#define PR_DECLOG_BUCKETS 1021
+#define PR_DECLOG_PHASES 4 /* agent, setup, verifier, peer */
+
+struct fold;
+
+struct pr_declog_totals
+{
+  uint64_t allow, deny, bytes_up, bytes_down, unlogged;
+};
+
+struct pr_declog
+{
+  int fd, totals_fd;        /* -1: none */
+  size_t size, max;
+  struct fold *buckets[PR_DECLOG_BUCKETS];
+  struct fold *lru_head, *lru_tail;
+  size_t n_folds;
+  struct event *flush_ev;
+  bool flush_armed;
+  struct pr_declog_totals totals[PR_DECLOG_PHASES];
+  bool totals_dirty;
+};
 
 struct pr_egress
 {
@@ -104,14 +176,13 @@ struct pr_egress
   size_t n_tokens;
   uint64_t next_token_id;
   struct pr_conn *conns;
-  size_t n_conns, max_conns;
-  size_t pipes_free; /* relay pipes that may still be opened (fd budget) */
+  struct pr_budget budget[PR_CONN_KINDS];
   size_t grown_free; /* relay directions that may still grow their pipe */
-  bool paused;
+  bool backoff;      /* accept failed (EMFILE...): every listener waits for resume_ev */
   struct pr_ctl *ctls;
   size_t n_ctls;
-  int log_fd;
-  struct pr_own_addrs own; /* the host's addresses, for every connect */
+  struct pr_declog log;
+  struct pr_host_nets nets; /* the host's networks, for every connect */
 };
 
 /* A decision log record (see egress.h for the line format). */
@@ -126,11 +197,20 @@ struct pr_decision
   uint64_t bytes_up, bytes_down;
 };
 
-/* declog.c: formats one record as a JSON line ending in '\n' with the
- * given time (malloc'd); appends a record to fd with one write(2) (errors
- * are ignored: logging must not stop traffic; fd < 0 = no log). */
-char *pr_declog_format (const struct pr_decision *d, time_t when);
-void pr_declog_write (int fd, const struct pr_decision *d);
+/* Formats one record as a JSON line ending in '\n' (malloc'd): the
+ * decision, "count" decisions folded into it, the first one at first and
+ * the last at last. */
+char *pr_declog_format (const struct pr_decision *d, time_t first, time_t last, uint64_t count);
+/* Opens the log (append, created 0640) and the totals file (truncated);
+ * path NULL = no log (decisions are still counted), totals_path NULL = no
+ * totals file.  Errors: open errno naming the file; the timer. */
+int pr_declog_open (struct pr_declog *l, struct event_base *base, const char *path, const char *totals_path,
+                    pr_error **err);
+/* Records one decision (written, folded or counted; never fails: logging
+ * must not stop traffic). */
+void pr_declog_record (struct pr_declog *l, const struct pr_decision *d);
+/* Writes what is folded and the totals, closes the files. */
+void pr_declog_close (struct pr_declog *l);
 
 /* One client connection (proxy.c owns its life, relay.c its relay phase). */
 enum conn_state
@@ -138,6 +218,7 @@ enum conn_state
   ST_HEAD,
   ST_RESOLVE,
   ST_CONNECT,
+  ST_HELLO, /* CONNECT to 443 answered, waiting for the ClientHello */
   ST_RELAY,
   ST_ERROR,
 };
@@ -200,6 +281,7 @@ struct pr_conn
   char host[PR_REQHEAD_MAX_HOST + 1];
   uint16_t port;
   bool forward;   /* absolute-form request (vs CONNECT tunnel / peer splice) */
+  bool tls_check; /* a CONNECT to 443: the tunnel must open with a ClientHello naming host */
   char *fwd_head; /* rewritten head for a forward request */
   size_t fwd_len;
   struct pr_body_tracker body;
@@ -226,15 +308,18 @@ void pr_relay_start (struct pr_conn *c, const char *up_prefix, size_t up_len, co
 void pr_proxy_accept (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kind, const struct pr_peer *peer);
 void pr_proxy_drop_token (struct pr_egress *eg, uint64_t token_id);
 void pr_proxy_free_all (struct pr_egress *eg);
-/* At the connection limit, idle clients must not lock everyone else out:
- * pr_proxy_evict_idle closes the oldest connection still waiting for its
- * request head (false when there is none); pr_proxy_has_idle tells whether
- * there is one. */
-bool pr_proxy_evict_idle (struct pr_egress *eg);
-bool pr_proxy_has_idle (struct pr_egress *eg);
+/* At a group's connection limit, idle clients must not lock the rest of
+ * the group out: pr_proxy_evict_idle closes the group's oldest connection
+ * still waiting for its request head (false when there is none);
+ * pr_proxy_has_idle tells whether there is one. */
+bool pr_proxy_evict_idle (struct pr_egress *eg, enum pr_conn_kind kind);
+bool pr_proxy_has_idle (struct pr_egress *eg, enum pr_conn_kind kind);
 const struct pr_token *pr_egress_find_token (struct pr_egress *eg, const char *token);
-/* egress.c: called when a connection ends, to resume paused listeners. */
-void pr_egress_conn_closed (struct pr_egress *eg);
+/* egress.c: pr_egress_conn_closed is called when a connection of a group
+ * ends (resumes its listeners); pr_egress_budget_check when one stops
+ * being idle (pauses them when the group is full of busy connections). */
+void pr_egress_conn_closed (struct pr_egress *eg, enum pr_conn_kind kind);
+void pr_egress_budget_check (struct pr_egress *eg, enum pr_conn_kind kind);
 
 /* peers.c: starts a peer connection: resolve the peer's target (no address
  * check: peers are the declared way to non-public addresses), connect, splice. */

@@ -267,35 +267,57 @@ ctl_accept_cb (struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa
 
 /* ---- listeners and limits ---- */
 
+/* Enables or disables one group's listeners (all of them: kind < 0). */
 static void
-set_listeners (struct pr_egress *eg, bool on)
+set_listeners (struct pr_egress *eg, int kind, bool on)
 {
-  struct evconnlistener *ls[] = { eg->agent_l, eg->verifier_l };
-  for (size_t i = 0; i < PR_ARRAY_SIZE (ls); i++)
-    if (ls[i])
-      on ? evconnlistener_enable (ls[i]) : evconnlistener_disable (ls[i]);
-  for (size_t i = 0; i < eg->n_peer_l; i++)
-    on ? evconnlistener_enable (eg->peer_l[i]) : evconnlistener_disable (eg->peer_l[i]);
-  eg->paused = !on;
+  for (int k = 0; k < PR_CONN_KINDS; k++)
+    {
+      if (kind >= 0 && k != kind)
+        continue;
+      if (k == PR_CONN_AGENT && eg->agent_l)
+        on ? evconnlistener_enable (eg->agent_l) : evconnlistener_disable (eg->agent_l);
+      if (k == PR_CONN_VERIFIER && eg->verifier_l)
+        on ? evconnlistener_enable (eg->verifier_l) : evconnlistener_disable (eg->verifier_l);
+      if (k == PR_CONN_PEER)
+        for (size_t i = 0; i < eg->n_peer_l; i++)
+          on ? evconnlistener_enable (eg->peer_l[i]) : evconnlistener_disable (eg->peer_l[i]);
+      eg->budget[k].paused = !on;
+    }
 }
 
 void
-pr_egress_conn_closed (struct pr_egress *eg)
+pr_egress_conn_closed (struct pr_egress *eg, enum pr_conn_kind kind)
 {
-  if (eg->paused && eg->n_conns < eg->max_conns && !evtimer_pending (eg->resume_ev, NULL))
-    set_listeners (eg, true);
+  struct pr_budget *b = &eg->budget[kind];
+  if (b->paused && b->n < b->max && !eg->backoff)
+    set_listeners (eg, kind, true);
 }
 
+void
+pr_egress_budget_check (struct pr_egress *eg, enum pr_conn_kind kind)
+{
+  struct pr_budget *b = &eg->budget[kind];
+  if (!b->paused && b->n >= b->max && !pr_proxy_has_idle (eg, kind))
+    set_listeners (eg, kind, false);
+}
+
+/* A new connection of a group: at the group's limit, close its oldest
+ * idle client to make room, or refuse this one (its listeners are paused
+ * then, so the kernel backlog holds the next ones).  The limit counts
+ * every live connection, tunnels included: it is never exceeded. */
 static void
 admit (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kind, const struct pr_peer *peer)
 {
-  /* Make room by closing the oldest client still idle before its head;
-   * pause accepting only when every slot carries a live request. */
-  if (eg->n_conns >= eg->max_conns)
-    pr_proxy_evict_idle (eg);
+  struct pr_budget *b = &eg->budget[kind];
+  if (b->n >= b->max && !pr_proxy_evict_idle (eg, kind))
+    {
+      evutil_closesocket (fd);
+      set_listeners (eg, kind, false);
+      return;
+    }
   pr_proxy_accept (eg, fd, kind, peer);
-  if (eg->n_conns >= eg->max_conns && !pr_proxy_has_idle (eg))
-    set_listeners (eg, false);
+  pr_egress_budget_check (eg, kind);
 }
 
 static void
@@ -327,8 +349,10 @@ static void
 resume_cb (evutil_socket_t fd, short what, void *arg)
 {
   struct pr_egress *eg = arg;
-  if (eg->n_conns < eg->max_conns)
-    set_listeners (eg, true);
+  eg->backoff = false;
+  for (int k = 0; k < PR_CONN_KINDS; k++)
+    if (eg->budget[k].n < eg->budget[k].max)
+      set_listeners (eg, k, true);
 }
 
 /* accept(2) failed (EMFILE, ENFILE, ENOBUFS): back off for a moment rather
@@ -340,7 +364,8 @@ accept_error_cb (struct evconnlistener *l, void *arg)
   struct timeval tv = { 0, 200 * 1000 };
 
   pr_warn ("egress: accept: %s", strerror (errno));
-  set_listeners (eg, false);
+  set_listeners (eg, -1, false);
+  eg->backoff = true;
   evtimer_add (eg->resume_ev, &tv);
 }
 
@@ -392,33 +417,35 @@ ignore_cb (evutil_socket_t fd, short what, void *arg)
 {
 }
 
-/* The helper is a process of its own: lift its soft fd limit to the hard
- * one, and size the connection limit to what the fds allow (two per
- * connection, plus slack for listeners, DNS, log and pidfds).  The fds
- * left over after that pay for relay pipes (two fds each, only for bulk
- * transfers): *pipes is how many may be open at once, so a pipe never
- * takes the fd a connection within the limit needs. */
-static size_t
-conn_limit (size_t *pipes)
+/* The helper's fds are bounded: RLIMIT_NOFILE is set (soft and hard) to
+ * PR_EGRESS_NOFILE, or kept at a lower hard limit, and each group's
+ * connection and pipe budget is sized to what that limit holds (scaled
+ * down proportionally under a lower one, at least 4 connections each), so
+ * a connection within its budget never finds its fds taken. */
+static void
+set_budgets (struct pr_egress *eg)
 {
-  struct rlimit rl;
-  *pipes = 0;
-  if (getrlimit (RLIMIT_NOFILE, &rl) < 0)
-    return 64;
-  if (rl.rlim_cur < rl.rlim_max)
+  static const size_t conns[PR_CONN_KINDS]
+      = { PR_EGRESS_MAX_CONNS_AGENT, PR_EGRESS_MAX_CONNS_PHASE, PR_EGRESS_MAX_CONNS_PEER };
+  static const size_t pipes[PR_CONN_KINDS]
+      = { PR_EGRESS_MAX_PIPES_AGENT, PR_EGRESS_MAX_PIPES_PHASE, PR_EGRESS_MAX_PIPES_PEER };
+  struct rlimit rl = { PR_EGRESS_NOFILE, PR_EGRESS_NOFILE };
+  struct rlimit cur;
+
+  if (getrlimit (RLIMIT_NOFILE, &cur) == 0 && cur.rlim_max < PR_EGRESS_NOFILE)
+    rl.rlim_cur = rl.rlim_max = cur.rlim_max;
+  if (setrlimit (RLIMIT_NOFILE, &rl) < 0 && getrlimit (RLIMIT_NOFILE, &rl) < 0)
+    rl.rlim_cur = 256;
+  size_t full = PR_EGRESS_NOFILE - PR_EGRESS_FD_SLACK;
+  size_t usable = rl.rlim_cur > PR_EGRESS_FD_SLACK ? rl.rlim_cur - PR_EGRESS_FD_SLACK : 0;
+  if (usable > full)
+    usable = full;
+  for (int k = 0; k < PR_CONN_KINDS; k++)
     {
-      rl.rlim_cur = rl.rlim_max;
-      setrlimit (RLIMIT_NOFILE, &rl);
-      getrlimit (RLIMIT_NOFILE, &rl);
+      size_t m = conns[k] * usable / full;
+      eg->budget[k].max = m < 4 ? 4 : m;
+      eg->budget[k].pipes_free = pipes[k] * usable / full;
     }
-  rlim_t fit = rl.rlim_cur > 256 ? (rl.rlim_cur - 128) / 2 : 32;
-  size_t limit = fit < PR_EGRESS_MAX_CONNS ? fit : PR_EGRESS_MAX_CONNS;
-  if (rl.rlim_cur > 256 && rl.rlim_cur - 128 > 2 * (rlim_t) limit)
-    {
-      rlim_t spare = (rl.rlim_cur - 128 - 2 * limit) / 2;
-      *pipes = spare < 2 * PR_EGRESS_MAX_CONNS ? spare : 2 * PR_EGRESS_MAX_CONNS;
-    }
-  return limit;
 }
 
 static int
@@ -468,9 +495,8 @@ egress_teardown (struct pr_egress *eg)
     evdns_base_free (eg->dns, 1);
   if (eg->base)
     event_base_free (eg->base);
-  if (eg->log_fd >= 0)
-    close (eg->log_fd);
-  pr_own_addrs_free (&eg->own);
+  pr_declog_close (&eg->log);
+  pr_host_nets_free (&eg->nets);
 }
 
 /* With the epoll changelist, the interest changes of one loop turn are
@@ -495,20 +521,17 @@ egress_setup (struct pr_egress *eg, pr_error **err)
 {
   const struct pr_egress_config *cfg = eg->cfg;
 
-  eg->max_conns = conn_limit (&eg->pipes_free);
+  set_budgets (eg);
   eg->grown_free = PR_EGRESS_RELAY_GROWN;
-  pr_own_addrs_init (&eg->own);
+  if (pr_host_nets_init (&eg->nets, err) < 0)
+    return pr_error_wrap (err, "egress: the host's networks");
   eg->base = new_base ();
   if (eg->base == NULL)
     return pr_error_set (err, 0, "egress: cannot create the event base");
   if (setup_dns (eg, err) < 0)
     return -1;
-  if (cfg->log_path)
-    {
-      eg->log_fd = open (cfg->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
-      if (eg->log_fd < 0)
-        return pr_error_set (err, errno, "egress: open decision log `%s`", cfg->log_path);
-    }
+  if (pr_declog_open (&eg->log, eg->base, cfg->log_path, cfg->totals_path, err) < 0)
+    return -1;
 
   eg->sigterm_ev = evsignal_new (eg->base, SIGTERM, stop_cb, eg);
   /* A handled SIGPIPE turns writes to a closed peer into EPIPE. */
@@ -551,9 +574,18 @@ egress_setup (struct pr_egress *eg, pr_error **err)
 int
 pr_egress_run (const struct pr_egress_config *cfg, pr_error **err)
 {
-  struct pr_egress eg = { .cfg = cfg, .log_fd = -1, .own = { .nl_fd = -1 } };
+  struct pr_egress eg = { .cfg = cfg, .log = { .fd = -1, .totals_fd = -1 } };
 
-  if (egress_setup (&eg, err) < 0)
+  int r = egress_setup (&eg, err);
+  if (r == 0 && cfg->sandbox)
+    r = pr_egress_sandbox (cfg, err);
+  if (cfg->ready_fd >= 0)
+    {
+      _cleanup_free_ char *msg = r < 0 ? xasprintf ("%s\n", (*err)->msg) : xstrdup ("ok\n");
+      pr_write_all (cfg->ready_fd, msg, strlen (msg));
+      close (cfg->ready_fd);
+    }
+  if (r < 0)
     {
       egress_teardown (&eg);
       return -1;

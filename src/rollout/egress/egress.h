@@ -20,14 +20,22 @@
  *     the token is live until process N (watched with a pidfd) exits;
  *   {"cmd":"close","token":"HEX"}
  * answered with one line {"ok":true} or {"ok":false,"error":"..."}.
- * Decision log: one JSON line per decision appended to log_path:
+ * Decision log (declog.c), appended to log_path, at most 1 MiB:
  *   {"time":"RFC3339","phase":"agent","method":"CONNECT","host":"h","port":443,
- *    "decision":"allow"|"deny","reason":"...","bytes_up":N,"bytes_down":N}
- * Never connects to loopback, link-local, RFC 1918, fc00::/7, CGNAT
- * (100.64/10), multicast, unspecified or the host's own addresses, whatever
- * the name resolves to (checked on every resolved address before connect).
+ *    "decision":"allow"|"deny","reason":"...","bytes_up":N,"bytes_down":N,
+ *    "count":N,"last":"RFC3339"}
+ * (a line folds count decisions of one key, from time to last); per-phase
+ * totals, fixed-width lines rewritten in place, in totals_path.
+ * Destinations: only addresses on the internet (hostcheck.h: the IANA
+ * special-purpose ranges, the host's own addresses, on-link networks and
+ * gateways are refused unless cfg->reachable names them), checked on every
+ * resolved address before connect; ports 80, 443 and the phase's
+ * allowed_ports; a CONNECT to 443 must open with a ClientHello naming its
+ * host (tlshello.h); no CONNECT to 80; a forward request's Host must name
+ * its target.
  * Source: SPEC section 2 "Network"; RFC 9110 (CONNECT, absolute-form),
- * RFC 9112 (message framing), RFC 6890 (special-purpose addresses). */
+ * RFC 9112 (message framing), RFC 6890 and RFC 8190 (special-purpose
+ * addresses), RFC 6066 (server_name). */
 #ifndef PROCTOR_EGRESS_H
 #define PROCTOR_EGRESS_H
 
@@ -36,6 +44,7 @@
 
 #include "../../base/error.h"
 #include "../policy.h"
+#include "hostcheck.h"
 
 struct pr_egress_peer_listener
 {
@@ -52,15 +61,37 @@ struct pr_egress_config
   size_t n_peers;
   int control_fd;                  /* listening unix socket (control protocol) */
   const char *log_path;            /* decision log (append) */
+  const char *totals_path;         /* per-phase totals (rewritten in place); NULL = none */
   int container_pidfd;             /* the helper exits when this process exits; -1 = never */
   const char *resolv_conf;         /* host resolver config for evdns (NULL = /etc/resolv.conf) */
   const char *hosts_file;          /* host name overrides for evdns (NULL = /etc/hosts) */
+  const struct pr_reachable *reachable; /* ranges the operator treats as reachable (NULL = none) */
+  bool sandbox;                    /* enter the sandbox (sandbox.c) once everything is open */
+  uid_t uid;                       /* the sandbox's uid and gid */
+  gid_t gid;
+  const char *sandbox_dir;         /* an existing directory to mount the empty root on (NULL = /tmp) */
+  int ready_fd;                    /* written "ok\n" or the setup error, then closed; -1 = none */
 };
 
+/* The default identity of the sandboxed helper (overridable with
+ * PROCTOR_EGRESS_USER=uid:gid in the runtime's environment). */
+#define PR_EGRESS_DEFAULT_UID 65534
+#define PR_EGRESS_DEFAULT_GID 65534
+
 /* Runs the helper's event loop (libevent) until the container process
- * exits or SIGTERM arrives; then closes everything and returns 0.
- * Errors: event base/evdns setup failure (before serving anything). */
+ * exits or SIGTERM arrives; then closes everything and returns 0.  With
+ * cfg->sandbox, the loop runs sandboxed (pr_egress_sandbox).  cfg->ready_fd
+ * learns whether setup succeeded.  Errors: event base/evdns/log/netlink
+ * setup or sandbox failure (before serving anything). */
 int pr_egress_run (const struct pr_egress_config *cfg, pr_error **err);
+
+/* Enters the sandbox: no_new_privs, an empty read-only root in a mount
+ * namespace of its own (mounted on cfg->sandbox_dir), no capabilities in
+ * any set, cfg->uid/gid with no supplementary groups, and a seccomp
+ * allowlist whose default action kills the process.  Needs
+ * CAP_SYS_ADMIN, CAP_SETUID/SETGID and CAP_SETPCAP (the runtime's root).
+ * Errors: the failing step's errno, naming it. */
+int pr_egress_sandbox (const struct pr_egress_config *cfg, pr_error **err);
 
 /* Registers a live token for a phase with a running helper through its
  * control socket at path; the token stays live until pid exits.  Errors:

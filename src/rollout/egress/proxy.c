@@ -23,6 +23,7 @@
 
 #include "egress-internal.h"
 #include "hostcheck.h"
+#include "tlshello.h"
 #include "../../base/util.h"
 
 static void error_event_cb (struct bufferevent *bev, short what, void *arg);
@@ -94,7 +95,10 @@ error_event_cb (struct bufferevent *bev, short what, void *arg)
 }
 
 /* Answers the client with status and the one-line reason c->reason (set by
- * pr_conn_decide()), then closes once the reply is flushed. */
+ * pr_conn_decide()), then closes once the reply is flushed.  Nothing the
+ * agent can make the proxy say names the product (SPEC section 2,
+ * "Nothing names the harness inside"): the body is the reason alone and
+ * the 407 realm is "proxy". */
 static void
 reply_error (struct pr_conn *c, int status)
 {
@@ -120,9 +124,9 @@ reply_error (struct pr_conn *c, int status)
                        "Connection: close\r\n"
                        "%s"
                        "\r\n"
-                       "proctor: %s\n",
-                       status, status_text (status), strlen (c->reason) + strlen ("proctor: \n"),
-                       status == 407 ? "Proxy-Authenticate: Basic realm=\"proctor\"\r\n" : "", c->reason);
+                       "%s\n",
+                       status, status_text (status), strlen (c->reason) + 1,
+                       status == 407 ? "Proxy-Authenticate: Basic realm=\"proxy\"\r\n" : "", c->reason);
   bufferevent_setwatermark (cli, EV_WRITE, 0, 0);
   bufferevent_set_timeouts (cli, NULL, &tv);
   bufferevent_setcb (cli, NULL, error_write_cb, error_event_cb, c);
@@ -159,7 +163,7 @@ pr_conn_free (struct pr_conn *c)
         .bytes_up = c->bytes_up,
         .bytes_down = c->bytes_down,
       };
-      pr_declog_write (eg->log_fd, &d);
+      pr_declog_record (&eg->log, &d);
     }
   if (c->dnsreq)
     {
@@ -180,7 +184,7 @@ pr_conn_free (struct pr_conn *c)
         {
           close (c->d[i].pipe[0]);
           close (c->d[i].pipe[1]);
-          eg->pipes_free++;
+          eg->budget[c->kind].pipes_free++;
         }
       if (pr_relay_dir_grown (&c->d[i]))
         eg->grown_free++;
@@ -197,9 +201,10 @@ pr_conn_free (struct pr_conn *c)
     eg->conns = c->next;
   if (c->next)
     c->next->prev = c->prev;
+  enum pr_conn_kind kind = c->kind;
   free (c);
-  eg->n_conns--;
-  pr_egress_conn_closed (eg);
+  eg->budget[kind].n--;
+  pr_egress_conn_closed (eg, kind);
 }
 
 static bool
@@ -225,7 +230,7 @@ sent_nothing (struct pr_conn *c)
  * request is already queued in its socket, not yet read because accepting
  * a flood came first, is never closed before one that sent nothing. */
 static struct pr_conn *
-oldest_idle (struct pr_egress *eg)
+oldest_idle (struct pr_egress *eg, enum pr_conn_kind kind)
 {
   struct pr_conn *tail = NULL, *fallback = NULL;
   for (struct pr_conn *c = eg->conns; c; c = c->next)
@@ -233,7 +238,7 @@ oldest_idle (struct pr_egress *eg)
   /* The list is newest first: walk back from the oldest. */
   for (struct pr_conn *c = tail; c; c = c->prev)
     {
-      if (!waiting_for_head (c))
+      if (c->kind != kind || !waiting_for_head (c))
         continue;
       if (sent_nothing (c))
         return c;
@@ -244,20 +249,20 @@ oldest_idle (struct pr_egress *eg)
 }
 
 bool
-pr_proxy_has_idle (struct pr_egress *eg)
+pr_proxy_has_idle (struct pr_egress *eg, enum pr_conn_kind kind)
 {
   /* Any connection oldest_idle could pick: one still waiting for its head
    * (no need to find which, nor to ask the sockets what they hold). */
   for (struct pr_conn *c = eg->conns; c; c = c->next)
-    if (waiting_for_head (c))
+    if (c->kind == kind && waiting_for_head (c))
       return true;
   return false;
 }
 
 bool
-pr_proxy_evict_idle (struct pr_egress *eg)
+pr_proxy_evict_idle (struct pr_egress *eg, enum pr_conn_kind kind)
 {
-  struct pr_conn *victim = oldest_idle (eg);
+  struct pr_conn *victim = oldest_idle (eg, kind);
   if (victim == NULL)
     return false;
   pr_conn_free (victim);
@@ -301,11 +306,116 @@ pr_conn_set_target (struct pr_conn *c, const char *method, const char *host, uin
 
 /* ---- connect ---- */
 
+/* ---- the ClientHello of a CONNECT to 443 ---- */
+
+static void
+hello_fail (struct pr_conn *c, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+/* The tunnel is established from the client's view: a refusal now can
+ * only close it.  Nothing reached the upstream but its TCP handshake. */
+static void
+hello_fail (struct pr_conn *c, const char *fmt, ...)
+{
+  va_list ap;
+
+  c->decided = true;
+  c->allow = false;
+  va_start (ap, fmt);
+  vsnprintf (c->reason, sizeof c->reason, fmt, ap);
+  va_end (ap);
+  pr_conn_free (c);
+}
+
+static void
+hello_read_cb (struct bufferevent *bev, void *arg)
+{
+  struct pr_conn *c = arg;
+  struct evbuffer *in = bufferevent_get_input (bev);
+  size_t len = evbuffer_get_length (in);
+  const uint8_t *buf = evbuffer_pullup (in, len);
+  struct pr_tlshello h;
+  const char *why = NULL;
+
+  int r = pr_tlshello_parse (buf, len, &h, &why);
+  if (r == PR_TLSHELLO_MORE)
+    return;
+  event_del (c->head_deadline);
+  if (r != PR_TLSHELLO_OK)
+    {
+      hello_fail (c, "CONNECT %s:%u: %s", c->host, c->port, why);
+      return;
+    }
+  if (h.encrypted)
+    {
+      hello_fail (c, "CONNECT %s:%u: the ClientHello hides its server name (encrypted ClientHello)", c->host, c->port);
+      return;
+    }
+  bool literal = strchr (c->host, ':') != NULL || pr_reqhead_is_ipv4 (c->host);
+  if (literal && h.has_sni)
+    {
+      hello_fail (c, "CONNECT %s:%u: the ClientHello names %s, not the address the CONNECT named", c->host, c->port,
+                  h.sni);
+      return;
+    }
+  if (!literal && (!h.has_sni || strcmp (h.sni, c->host) != 0))
+    {
+      hello_fail (c, "CONNECT %s:%u: the ClientHello names %s, not the CONNECT host", c->host, c->port,
+                  h.has_sni ? h.sni : "no server (no SNI)");
+      return;
+    }
+  /* The hello stays in the input buffer: the relay sends it first. */
+  pr_relay_start (c, NULL, 0, NULL, 0);
+}
+
+static void
+hello_event_cb (struct bufferevent *bev, short what, void *arg)
+{
+  struct pr_conn *c = arg;
+  hello_fail (c, "CONNECT %s:%u: the client sent no TLS ClientHello", c->host, c->port);
+}
+
+static void
+hello_deadline_cb (evutil_socket_t fd, short what, void *arg)
+{
+  struct pr_conn *c = arg;
+  hello_fail (c, "CONNECT %s:%u: no TLS ClientHello within %d s", c->host, c->port, PR_EGRESS_HELLO_TIMEOUT_S);
+}
+
+/* The upstream is connected: answer the CONNECT, then wait for the
+ * ClientHello (it may already be buffered, sent with the request). */
+static void
+hello_wait (struct pr_conn *c)
+{
+  static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+  struct bufferevent *cli = c->s[CLI].bev;
+  struct timeval tv = { PR_EGRESS_HELLO_TIMEOUT_S, 0 };
+
+  c->state = ST_HELLO;
+  evbuffer_add (bufferevent_get_output (cli), established, sizeof established - 1);
+  event_free (c->head_deadline);
+  c->head_deadline = evtimer_new (c->eg->base, hello_deadline_cb, c);
+  if (c->head_deadline == NULL || evtimer_add (c->head_deadline, &tv) < 0)
+    {
+      hello_fail (c, "CONNECT %s:%u: cannot arm the ClientHello timer", c->host, c->port);
+      return;
+    }
+  bufferevent_setwatermark (cli, EV_READ, 0, PR_TLSHELLO_MAX_INPUT);
+  bufferevent_setcb (cli, hello_read_cb, NULL, hello_event_cb, c);
+  bufferevent_enable (cli, EV_READ | EV_WRITE);
+  if (evbuffer_get_length (bufferevent_get_input (cli)) > 0)
+    hello_read_cb (cli, c);
+}
+
 static void
 up_connect_event (struct bufferevent *bev, short what, void *arg)
 {
   struct pr_conn *c = arg;
 
+  if ((what & BEV_EVENT_CONNECTED) && c->tls_check)
+    {
+      hello_wait (c);
+      return;
+    }
   if (what & BEV_EVENT_CONNECTED)
     {
       static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
@@ -404,7 +514,7 @@ resolved_cb (int result, struct evutil_addrinfo *res, void *arg)
         continue;
       if (check)
         {
-          enum pr_addr_class cls = pr_hostcheck_cached (&c->eg->own, ai->ai_addr);
+          enum pr_addr_class cls = pr_hostcheck_cached (&c->eg->nets, c->eg->cfg->reachable, ai->ai_addr);
           if (cls != PR_ADDR_PUBLIC)
             {
               if (refused_class == PR_ADDR_PUBLIC)
@@ -446,7 +556,9 @@ pr_conn_resolve (struct pr_conn *c, const char *host, uint16_t port, bool check_
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_protocol = IPPROTO_TCP;
-  hints.ai_flags = EVUTIL_AI_ADDRCONFIG;
+  /* No AI_ADDRCONFIG: libevent answers it with getifaddrs(3), a netlink
+   * socket the sandbox does not allow; an address of a family the host
+   * cannot reach just fails its connect and the next one is tried. */
   snprintf (portstr, sizeof portstr, "%u", port);
   c->state = ST_RESOLVE;
   /* The callback may run before this returns (literals, hosts file, cached
@@ -480,6 +592,44 @@ policy_allows (struct pr_conn *c, const struct pr_reqhead *rh)
       deny (c, 403, "network_mode of the %s phase is no-network", phase_name (c));
       return false;
     }
+}
+
+/* Ports: 80 and 443, or one the phase's allowed_ports adds.  A CONNECT
+ * to port 80 carries a plain HTTP stream whose requests could name any
+ * virtual host of that server: http:// goes as forward requests, whose
+ * every head is checked. */
+static bool
+port_allowed (struct pr_conn *c, const struct pr_reqhead *rh)
+{
+  size_t n;
+  const uint16_t *ports = pr_policy_allowed_ports (c->eg->cfg->policy, c->phase, &n);
+
+  if (!pr_policy_port_allowed (ports, n, rh->port))
+    {
+      deny (c, 403, "port %u is not allowed for the %s phase (allowed: 80, 443 and its allowed_ports)", rh->port,
+            phase_name (c));
+      return false;
+    }
+  if (rh->is_connect && rh->port == 80)
+    {
+      deny (c, 403, "CONNECT to port 80 is refused: send http:// requests as forward requests");
+      return false;
+    }
+  return true;
+}
+
+/* A forward request's Host field must name its target (RFC 9112 section
+ * 3.2.2 lets a proxy replace it, but an origin behind a CDN or a virtual
+ * host would answer for the Host, not for the checked target). */
+static bool
+host_matches_target (struct pr_conn *c, const struct pr_reqhead *rh)
+{
+  const char *why = NULL;
+  int r = pr_reqhead_check_host (rh, &why);
+  if (r == 0)
+    return true;
+  deny (c, r, "%s (%s port %u)", why, rh->host, rh->port);
+  return false;
 }
 
 static bool
@@ -535,10 +685,11 @@ head_read_cb (struct bufferevent *bev, void *arg)
   pr_conn_set_target (c, rh.method, rh.host, rh.port);
   if (c->kind == PR_CONN_VERIFIER && !authenticate (c, &rh))
     return;
-  if (!policy_allows (c, &rh))
+  if (!policy_allows (c, &rh) || !port_allowed (c, &rh) || (!rh.is_connect && !host_matches_target (c, &rh)))
     return;
   pr_conn_decide (c, true, rh.is_connect ? "tunnel" : "forward");
   c->forward = !rh.is_connect;
+  c->tls_check = rh.is_connect && rh.port == 443;
   if (c->forward)
     {
       c->fwd_head = pr_reqhead_rewrite (&rh, &c->fwd_len);
@@ -546,6 +697,8 @@ head_read_cb (struct bufferevent *bev, void *arg)
     }
   /* rh points into the input buffer: done with it only now. */
   evbuffer_drain (in, end);
+  /* No longer idle: a group full of busy connections stops accepting. */
+  pr_egress_budget_check (c->eg, c->kind);
   /* Leave what follows in the kernel until the upstream is connected. */
   bufferevent_disable (bev, EV_READ);
   bufferevent_set_timeouts (bev, NULL, NULL);
@@ -590,7 +743,7 @@ pr_proxy_accept (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kin
   if (eg->conns)
     eg->conns->prev = c;
   eg->conns = c;
-  eg->n_conns++;
+  eg->budget[kind].n++;
 
   if (kind == PR_CONN_PEER)
     {

@@ -71,16 +71,17 @@ dir_take_body (struct pr_conn *c, struct relay_dir *d, size_t len)
 }
 
 static void
-dir_open_pipe (struct pr_egress *eg, struct relay_dir *d)
+dir_open_pipe (struct pr_conn *c, struct relay_dir *d)
 {
+  struct pr_budget *b = &c->eg->budget[c->kind];
   int p[2];
 
   d->pipe_tried = true;
   /* Out of fds or of the pipe budget: this direction stays in user
    * space (slower, same bytes). */
-  if (eg->pipes_free == 0 || pipe2 (p, O_NONBLOCK | O_CLOEXEC) < 0)
+  if (b->pipes_free == 0 || pipe2 (p, O_NONBLOCK | O_CLOEXEC) < 0)
     return;
-  eg->pipes_free--;
+  b->pipes_free--;
   /* A 64 KiB default pipe holds 16 socket fragments, often far less than
    * 64 KiB.  A failure (over /proc/sys/fs/pipe-max-size or the user's
    * pipe quota) leaves the default: slower, still correct. */
@@ -230,7 +231,7 @@ pump (struct pr_conn *c, int i, bool try_read)
                       d->len += n;
                       *count += n;
                       if ((size_t) n == room && !d->pipe_tried)
-                        dir_open_pipe (c->eg, d);
+                        dir_open_pipe (c, d);
                     }
                 }
             }
@@ -318,11 +319,16 @@ void
 pr_relay_start (struct pr_conn *c, const char *up_prefix, size_t up_len, const char *down_prefix, size_t down_len)
 {
   struct evbuffer *early = bufferevent_get_input (c->s[CLI].bev);
-  size_t n_early = evbuffer_get_length (early);
+  struct evbuffer *unsent = bufferevent_get_output (c->s[CLI].bev);
+  size_t n_early = evbuffer_get_length (early), n_unsent = evbuffer_get_length (unsent);
 
   c->state = ST_RELAY;
   if (up_len)
     dir_append (&c->d[CLI], up_prefix, up_len);
+  /* A reply the client bufferevent has not written yet (the CONNECT answer
+   * before a ClientHello that came with the request) goes first. */
+  if (n_unsent)
+    dir_append (&c->d[UP], evbuffer_pullup (unsent, n_unsent), n_unsent);
   if (down_len)
     dir_append (&c->d[UP], down_prefix, down_len);
   /* Bytes the client sent after the head (early tunnel data, the start of

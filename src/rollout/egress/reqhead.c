@@ -373,6 +373,37 @@ pr_reqhead_parse (const char *buf, size_t len, struct pr_reqhead *rh, const char
   return *reason = "unterminated request head", 400;
 }
 
+int
+pr_reqhead_check_host (const struct pr_reqhead *rh, const char **reason)
+{
+  const struct pr_reqhead_field *host = NULL;
+
+  for (size_t i = 0; i < rh->n_fields; i++)
+    if (name_is (&rh->fields[i], "host"))
+      {
+        if (host != NULL)
+          return *reason = "more than one Host field", 400;
+        host = &rh->fields[i];
+      }
+  if (host == NULL)
+    return 0;
+  struct pr_reqhead h;
+  memset (&h, 0, sizeof h);
+  const char *why = NULL;
+  if (host->value_len == 0 || parse_authority (host->value, host->value_len, false, &h, &why) != 0)
+    return *reason = "malformed Host field", 400;
+  if (strcmp (h.host, rh->host) != 0 || h.port != rh->port)
+    return *reason = "the Host field names another host than the request target", 403;
+  return 0;
+}
+
+bool
+pr_reqhead_is_ipv4 (const char *s)
+{
+  struct in_addr a;
+  return inet_pton (AF_INET, s, &a) == 1;
+}
+
 /* True when field name n (len) is listed in any Connection field's value. */
 static bool
 named_by_connection (const struct pr_reqhead *rh, const char *n, size_t nlen)

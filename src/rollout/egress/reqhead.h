@@ -81,6 +81,16 @@ int pr_reqhead_parse (const char *buf, size_t len, struct pr_reqhead *rh, const 
  * in *out_len.  Never fails (aborts on out-of-memory). */
 char *pr_reqhead_rewrite (const struct pr_reqhead *rh, size_t *out_len);
 
+/* Checks a forward request's Host field against its target: absent, or
+ * one field whose host and port (80 when omitted) are the target's.
+ * Returns 0, 400 (*reason set) for more than one Host field or one that
+ * is not a valid authority (RFC 9112 section 3.2), 403 when it names
+ * another host or port: the origin would answer for that one. */
+int pr_reqhead_check_host (const struct pr_reqhead *rh, const char **reason);
+
+/* True when s is a dotted-quad IPv4 literal. */
+bool pr_reqhead_is_ipv4 (const char *s);
+
 /* Extracts the proxy token: the user part of "Proxy-Authorization: Basic
  * base64(user:password)" (the password, if any, is ignored).  Returns 1 and
  * copies the NUL-terminated user into out (size outsz) when present and
