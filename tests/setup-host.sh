@@ -16,6 +16,7 @@ PACKAGES=(
 	bats podman crun runc debootstrap busybox-static uidmap iproute2
 	jq python3 curl docker.io containerd iptables tini go-md2man
 	util-linux procps file clang libclang-rt-dev man-db
+	containernetworking-plugins python3-grpcio python3-grpc-tools libc6-dev
 )
 
 missing=()

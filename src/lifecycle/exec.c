@@ -2,8 +2,9 @@
  *
  *   runtime ──fork──> joiner ──clone(CLONE_PARENT)──> process
  *
- * The joiner setns()es into the init's namespaces (user first, mount
- * last); the process is cloned so that a joined pid or time namespace
+ * The joiner setns()es into the init's namespaces (user first, but after
+ * any the container joined from outside its user namespace; mount last);
+ * the process is cloned so that a joined pid or time namespace
  * applies to it, and CLONE_PARENT makes it the runtime's child so a
  * foreground exec can wait for it. */
 #define _GNU_SOURCE
@@ -221,6 +222,50 @@ enter_verifier_namespaces (struct exec_ctx *c, pr_error **err)
   return pr_verifier_view_mount (&c->view, err);
 }
 
+static int
+join_ns (struct exec_ctx *c, size_t i, pr_error **err)
+{
+  if (setns (c->ns_fds[i], pr_ns_join_order[i]) < 0)
+    return pr_error_set (err, errno, "join the container's %s namespace", pr_namespace_name (pr_ns_join_order[i]));
+  close (c->ns_fds[i]);
+  c->ns_fds[i] = -1;
+  return 0;
+}
+
+/* setns() into the init's namespaces.  The user namespace comes first,
+ * so that the namespaces it owns can be joined with the capabilities it
+ * gives; but a namespace the container joined by path from outside it (a
+ * Kubernetes pod's ipc and uts, owned by the initial user namespace) can
+ * only be joined before: from inside the container's user namespace the
+ * joiner holds no capability over it (setns(2): CAP_SYS_ADMIN in the
+ * namespace's owning user namespace), so those go first. */
+static int
+join_namespaces (struct exec_ctx *c, bool verifier, pr_error **err)
+{
+  int userfd = c->ns_fds[0]; /* pr_ns_join_order[0] is CLONE_NEWUSER */
+  for (size_t i = 1; userfd >= 0 && i < PR_ARRAY_SIZE (pr_ns_join_order); i++)
+    {
+      bool owned;
+      if (c->ns_fds[i] < 0)
+        continue;
+      if (pr_ns_owned_by (c->ns_fds[i], userfd, &owned, err) < 0)
+        return -1;
+      if (!owned && join_ns (c, i, err) < 0)
+        return -1;
+    }
+  for (size_t i = 0; i < PR_ARRAY_SIZE (pr_ns_join_order); i++)
+    {
+      /* The verifier gets a sibling user namespace with the same map, not
+       * the agent's: agent root then holds no capability over it and
+       * cannot read its /proc entries or ptrace it. */
+      if (c->ns_fds[i] < 0 || (verifier && pr_ns_join_order[i] == CLONE_NEWUSER))
+        continue;
+      if (join_ns (c, i, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
 static void __attribute__ ((noreturn))
 joiner (struct exec_ctx *c)
 {
@@ -231,21 +276,8 @@ joiner (struct exec_ctx *c)
   if (pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
     _exit (1);
   bool verifier = c->rollout && c->phase == PR_PHASE_VERIFIER;
-  for (size_t i = 0; i < PR_ARRAY_SIZE (pr_ns_join_order); i++)
-    {
-      /* The verifier gets a sibling user namespace with the same map, not
-       * the agent's: agent root then holds no capability over it and
-       * cannot read its /proc entries or ptrace it. */
-      if (c->ns_fds[i] < 0 || (verifier && pr_ns_join_order[i] == CLONE_NEWUSER))
-        continue;
-      if (setns (c->ns_fds[i], pr_ns_join_order[i]) < 0)
-        {
-          pr_error_set (&err, errno, "join the container's %s namespace", pr_namespace_name (pr_ns_join_order[i]));
-          fail (c, err);
-        }
-      close (c->ns_fds[i]);
-      c->ns_fds[i] = -1;
-    }
+  if (join_namespaces (c, verifier, &err) < 0)
+    fail (c, err);
   if (verifier && enter_verifier_namespaces (c, &err) < 0)
     fail (c, err);
   pid_t pid = pr_clone_parent ();

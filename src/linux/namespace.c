@@ -10,6 +10,9 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
 #include <linux/nsfs.h>
 
 const int pr_ns_join_order[8] = { CLONE_NEWUSER, CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWNET,
@@ -147,6 +150,78 @@ pr_ns_open_pid (pid_t pid, int type, int *fd_out, pr_error **err)
   if (fd < 0)
     return pr_error_set (err, errno, "open `%s`", path);
   *fd_out = fd;
+  return 0;
+}
+
+int
+pr_ns_same (int a, int b, bool *same, pr_error **err)
+{
+  struct stat sa, sb;
+  if (fstat (a, &sa) < 0 || fstat (b, &sb) < 0)
+    return pr_error_set (err, errno, "fstat namespace file");
+  *same = sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  return 0;
+}
+
+int
+pr_ns_owned_by (int ns_fd, int userns_fd, bool *owned, pr_error **err)
+{
+  _cleanup_close_ int owner = ioctl (ns_fd, NS_GET_USERNS);
+  if (owner < 0)
+    return pr_error_set (err, errno, "find the user namespace that owns a namespace (NS_GET_USERNS)");
+  return pr_ns_same (owner, userns_fd, owned, err);
+}
+
+/* What the child of pr_ns_uts_names reports: errno of a failed step, or the
+ * two names. */
+struct uts_reply
+{
+  int errnum;
+  char nodename[sizeof ((struct utsname *) 0)->nodename];
+  char domainname[sizeof ((struct utsname *) 0)->domainname];
+};
+
+int
+pr_ns_uts_names (int uts_fd, char **hostname, char **domainname, pr_error **err)
+{
+  int p[2];
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return pr_error_set (err, errno, "pipe");
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      int e = errno;
+      close (p[0]);
+      close (p[1]);
+      return pr_error_set (err, e, "fork to read the hostname of a uts namespace");
+    }
+  if (pid == 0)
+    {
+      struct uts_reply r = { 0 };
+      struct utsname u;
+      close (p[0]);
+      if (setns (uts_fd, CLONE_NEWUTS) < 0 || uname (&u) < 0)
+        r.errnum = errno;
+      else
+        {
+          memcpy (r.nodename, u.nodename, sizeof r.nodename);
+          memcpy (r.domainname, u.domainname, sizeof r.domainname);
+        }
+      _exit (write (p[1], &r, sizeof r) == (ssize_t) sizeof r ? 0 : 1);
+    }
+  close (p[1]);
+  struct uts_reply r = { 0 };
+  ssize_t n = TEMP_FAILURE_RETRY (read (p[0], &r, sizeof r));
+  int read_errno = errno;
+  close (p[0]);
+  TEMP_FAILURE_RETRY (waitpid (pid, NULL, 0));
+  if (n != (ssize_t) sizeof r)
+    return pr_error_set (err, n < 0 ? read_errno : EIO, "read the hostname of a uts namespace");
+  if (r.errnum)
+    return pr_error_set (err, r.errnum, "read the hostname of a uts namespace: join it");
+  r.nodename[sizeof r.nodename - 1] = r.domainname[sizeof r.domainname - 1] = '\0';
+  *hostname = xstrdup (r.nodename);
+  *domainname = xstrdup (r.domainname);
   return 0;
 }
 

@@ -57,6 +57,27 @@ int pr_idmap_copy (pid_t from, pid_t to, pr_error **err);
  * open errno. */
 int pr_ns_open_pid (pid_t pid, int type, int *fd_out, pr_error **err);
 
+/* Whether two namespace files name the same namespace (same nsfs inode).
+ * Either fd may be an O_PATH or O_RDONLY fd of /proc/PID/ns/X or a bind
+ * mount of one.  Errors: fstat errno. */
+int pr_ns_same (int a, int b, bool *same, pr_error **err);
+
+/* Whether the namespace at ns_fd is owned by the user namespace at
+ * userns_fd (ioctl NS_GET_USERNS, namespaces(7) "Introspecting namespace
+ * relationships").  A process that has joined a user namespace holds
+ * capabilities only over the namespaces that user namespace (or a
+ * descendant) owns: setns(2) into any other fails with EPERM.  Errors:
+ * ioctl/fstat errno (EPERM when the owner lies outside the caller's user
+ * namespace). */
+int pr_ns_owned_by (int ns_fd, int userns_fd, bool *owned, pr_error **err);
+
+/* The nodename and domainname (uname(2)) of the uts namespace at uts_fd,
+ * read by a forked child that joins it (the values of another uts
+ * namespace are not visible from outside it).  Needs CAP_SYS_ADMIN over
+ * its owner.  *hostname and *domainname are malloc'd.  Errors: fork,
+ * setns or pipe errno ("read the hostname of uts namespace"). */
+int pr_ns_uts_names (int uts_fd, char **hostname, char **domainname, pr_error **err);
+
 /* fork(2) with CLONE_PARENT: the new process is a child of our parent,
  * not of us.  Used after unshare(CLONE_NEWPID)/setns(pid) so the container
  * process (pid 1 of its namespace, or an exec'd process) is the runtime's

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "rollout.h"
 #include "hidden.h"
+#include "namespaces.h"
 #include "network.h"
 #include "../base/env.h"
 #include "../base/log.h"
@@ -10,21 +11,30 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <string.h>
 
 #define POLICY_FILE "rollout-policy.json"
 #define PHASE_FILE "rollout-phase"
 #define ENGINE_USER_FILE "rollout-engine-user"
-#define MIN_MAP_SIZE 65536
+
+bool
+pr_rollout_is_pod_sandbox (const struct pr_config *cfg)
+{
+  /* containerd's CRI plugin, then CRI-O (annotations.ContainerType). */
+  static const char *const keys[] = { "io.kubernetes.cri.container-type", "io.kubernetes.cri-o.ContainerType" };
+  for (size_t i = 0; i < PR_ARRAY_SIZE (keys); i++)
+    {
+      const char *kind = pr_config_annotation (cfg, keys[i]);
+      if (kind && strcmp (kind, "sandbox") == 0)
+        return true;
+    }
+  return false;
+}
 
 char *
 pr_rollout_policy_source (const struct pr_config *cfg, const char *policy_file)
 {
-  /* With CRI pod_annotations the pod's sandbox (pause) container carries
-   * the annotation too; the rollout is the workload container. */
-  const char *kind = pr_config_annotation (cfg, "io.kubernetes.cri.container-type");
-  if (kind && strcmp (kind, "sandbox") == 0)
+  if (pr_rollout_is_pod_sandbox (cfg))
     return NULL;
   const char *v = pr_config_annotation (cfg, PR_ROLLOUT_ANNOTATION);
   if (v)
@@ -87,70 +97,6 @@ apply_user (int rootfd, const char *spec, struct pr_process *proc, pr_error **er
   return 0;
 }
 
-/* ------------------------------------------------------------- namespaces */
-
-static struct pr_namespace *
-find_ns (struct pr_config *cfg, int type)
-{
-  for (size_t i = 0; i < cfg->linux.n_namespaces; i++)
-    if (cfg->linux.namespaces[i].type == type)
-      return &cfg->linux.namespaces[i];
-  return NULL;
-}
-
-static void
-add_ns (struct pr_config *cfg, int type)
-{
-  size_t n = cfg->linux.n_namespaces;
-  cfg->linux.namespaces = xrealloc (cfg->linux.namespaces, (n + 1) * sizeof (struct pr_namespace));
-  cfg->linux.namespaces[n].type = type;
-  cfg->linux.namespaces[n].path = NULL;
-  cfg->linux.n_namespaces = n + 1;
-}
-
-/* The agent's user namespace: the engine's when it gave one, else an
- * identity map over every id the image names (at least 0..65535), so
- * non-root images and chown work while the agent's root holds capabilities
- * only inside its own namespaces. */
-static int
-ensure_user_namespace (struct pr_config *cfg, int rootfd, pr_error **err)
-{
-  if (find_ns (cfg, CLONE_NEWUSER))
-    return 0;
-  uint32_t max_uid = 0, max_gid = 0;
-  if (pr_identity_max_ids (rootfd, &max_uid, &max_gid, err) < 0)
-    return -1;
-  uint32_t size = MIN_MAP_SIZE;
-  if (max_uid >= size)
-    size = max_uid + 1;
-  if (max_gid >= size)
-    size = max_gid + 1;
-  add_ns (cfg, CLONE_NEWUSER);
-  free (cfg->linux.uid_mappings);
-  free (cfg->linux.gid_mappings);
-  cfg->linux.uid_mappings = xmalloc0 (sizeof (struct pr_idmap));
-  cfg->linux.gid_mappings = xmalloc0 (sizeof (struct pr_idmap));
-  cfg->linux.uid_mappings[0] = (struct pr_idmap){ 0, 0, size };
-  cfg->linux.gid_mappings[0] = (struct pr_idmap){ 0, 0, size };
-  cfg->linux.n_uid_mappings = cfg->linux.n_gid_mappings = 1;
-  return 0;
-}
-
-/* A fresh network namespace with only lo: any namespace the engine
- * prepared (and its port mappings) is replaced. */
-static void
-ensure_fresh_network (struct pr_config *cfg)
-{
-  struct pr_namespace *ns = find_ns (cfg, CLONE_NEWNET);
-  if (ns == NULL)
-    {
-      add_ns (cfg, CLONE_NEWNET);
-      return;
-    }
-  free (ns->path);
-  ns->path = NULL;
-}
-
 /* ------------------------------------------------------------------ state */
 
 static int
@@ -197,9 +143,8 @@ pr_rollout_create (const char *source, struct pr_config *cfg, const char *rootfs
                               source[0] == '@' ? ": " : "");
       pr_identity_free_contents (&id);
     }
-  if (ensure_user_namespace (cfg, rootfd, err) < 0)
+  if (pr_rollout_namespaces (cfg, rootfd, err) < 0)
     return -1;
-  ensure_fresh_network (cfg);
   struct pr_process *proc = &cfg->process;
   _cleanup_free_ char *engine_user = xasprintf ("%u:%u", proc->user.uid, proc->user.gid);
   if (pr_write_file_at (state_dirfd, ENGINE_USER_FILE, engine_user, strlen (engine_user), 0600, err) < 0)

@@ -34,21 +34,32 @@ struct pr_rollout
   uint32_t engine_gid;    /* agent table's user replaced it */
 };
 
-/* The policy source for a container: the run.proctor.rollout annotation,
+/* Whether cfg is a Kubernetes pod's sandbox (pause) container: annotation
+ * io.kubernetes.cri.container-type (containerd) or
+ * io.kubernetes.cri-o.ContainerType (CRI-O) is "sandbox".  With CRI
+ * pod_annotations the pause container carries the pod's annotations too;
+ * it holds the pod's namespaces and is never a rollout. */
+bool pr_rollout_is_pod_sandbox (const struct pr_config *cfg);
+
+/* The policy source for a container: NULL for a pod sandbox
+ * (pr_rollout_is_pod_sandbox), else the run.proctor.rollout annotation,
  * else the --rollout-policy file (as "@FILE"), else NULL (not a rollout).
  * The returned string is malloc'd. */
 char *pr_rollout_policy_source (const struct pr_config *cfg, const char *policy_file);
 
 /* Create time, before any namespace exists: loads and validates the policy
  * (source as from pr_rollout_policy_source), checks its users exist in the
- * image, and rewrites cfg: a user namespace with an identity map covering
- * 0..max(65535, highest id in the image) when the engine gave none; a fresh
- * network namespace in place of any path the engine gave; the agent's user,
+ * image, and rewrites cfg: the namespaces of pr_rollout_namespaces
+ * (namespaces.h: host namespaces refused, a user namespace with an
+ * identity map covering 0..max(65535, highest id in the image) when the
+ * engine gave none, a fresh network namespace in place of any path the
+ * engine gave, private ipc and uts for a pod's); the agent's user,
  * HOME and layered environment (environment.env, then agent.env; drop_env
  * and PROCTOR_* removed).  Writes rollout-policy.json and rollout-phase, and
  * moves hide[] paths the image has into rollout-hidden/.  Errors: policy
- * errors; "rollout policy: agent.user: unknown user ..."; I/O errors moving
- * hidden paths (which are then put back). */
+ * errors; "rollout policy: agent.user: unknown user ..."; the refusals of
+ * pr_rollout_namespaces ("rollout refused: ... host's ipc namespace ...");
+ * I/O errors moving hidden paths (which are then put back). */
 int pr_rollout_create (const char *source, struct pr_config *cfg, const char *rootfs, int state_dirfd,
                        struct pr_rollout **out, pr_error **err);
 

@@ -31,7 +31,10 @@ die() { log "error: $*"; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "must run as root"
 mkdir -p "$RUN" "$LOGS"
-# The daemons must not inherit fd 9, or they would hold the lock for ever.
+# The daemons must not inherit fd 9, or they would hold the lock for ever;
+# nor fd 3: an engine suite's setup_file runs this script with bats's
+# output pipe as fd 3, and a daemon (re)started from there would keep that
+# pipe open, so bats would wait for its end for ever after the last test.
 exec 9>"$RUN/.lock"
 flock 9
 
@@ -92,7 +95,7 @@ start_containerd() {
 	mv "$RUN/containerd.toml.new" "$RUN/containerd.toml"
 	log "starting containerd (log $LOGS/containerd.log)"
 	setsid containerd --config "$RUN/containerd.toml" --log-level debug \
-		</dev/null >>"$LOGS/containerd.log" 2>&1 9>&- &
+		</dev/null >>"$LOGS/containerd.log" 2>&1 3>&- 9>&- &
 	echo $! >"$RUN/containerd.pid"
 	wait_for containerd_up || {
 		tail -n 30 "$LOGS/containerd.log" >&2
@@ -120,7 +123,7 @@ start_dockerd() {
 	fi
 	log "starting dockerd (log $LOGS/dockerd.log)"
 	setsid dockerd --config-file "$RUN/daemon.json" --containerd "$CTRD_SOCK" \
-		--host "unix://$DOCKER_SOCK" </dev/null >>"$LOGS/dockerd.log" 2>&1 9>&- &
+		--host "unix://$DOCKER_SOCK" </dev/null >>"$LOGS/dockerd.log" 2>&1 3>&- 9>&- &
 	echo $! >"$RUN/dockerd.pid"
 	wait_for dockerd_up || {
 		tail -n 30 "$LOGS/dockerd.log" >&2
