@@ -253,8 +253,9 @@ c.close(); s.close()' "$sock" "$mode" &
 		# one waits (at most 10 s) until the listener is gone (exited, or a
 		# zombie), so the master always meets a closed peer.  Without it a
 		# slow listener could close after the send, and that create would
-		# rightly succeed.
-		cfg_set --arg w "i=0; while [ \$i -lt 200 ] && [ -d /proc/$lp ] && ! grep -q '^State:.*Z' /proc/$lp/status; do sleep 0.05; i=\$((i + 1)); done" \
+		# rightly succeed.  grep -s: the listener may be reaped between the
+		# -d test and the read, and the hook's stderr is the runtime's.
+		cfg_set --arg w "i=0; while [ \$i -lt 200 ] && [ -d /proc/$lp ] && ! grep -qs '^State:.*Z' /proc/$lp/status; do sleep 0.05; i=\$((i + 1)); done" \
 			'.hooks = {"createRuntime": [{"path": "/bin/sh", "args": ["sh", "-c", $w], "timeout": 15}]}'
 		run --separate-stderr timeout 30 "$PROCTOR" --root "$PROCTOR_ROOT" create --console-socket "$sock" --bundle "$BUNDLE" "$CID" </dev/null
 		track_id "$CID"
