@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bench/rollout.sh - the rollout section of bench/run.sh (sourced by it,
 # BENCH_ONLY word "rollout"; uses run.sh's helpers and variables).
 #
@@ -275,19 +276,19 @@ done
 {
 	printf '| rollout row | unit | rollout | plain | rollout/plain | runs | failures |\n'
 	printf '|---|---|---:|---:|---:|---:|---:|\n'
-	a=$(hf_median rocs rollout) b=$(hf_median rocs plain)
+	va=$(hf_median rocs rollout) vb=$(hf_median rocs plain)
 	printf '| create+start (`run -d`), rollout vs the same bundle without the annotation | ms, median | %s | %s | %s | %s | %s |\n' \
-		"$a" "$b" "$(ratio_of "$a" "$b")" "$(hf_count rocs rollout)" "$(($(ro_fail rocs rollout) + $(ro_fail rocs plain)))"
-	a=$(hf_cpu rocs rollout) b=$(hf_cpu rocs plain)
-	printf '| create+start: CPU user+sys of the runtime call | ms, mean | %s | %s | %s | | |\n' "$a" "$b" "$(ratio_of "$a" "$b")"
-	a=$(hf_median roex verifier) b=$(hf_median roex agent)
+		"$va" "$vb" "$(ratio_of "$va" "$vb")" "$(hf_count rocs rollout)" "$(($(ro_fail rocs rollout) + $(ro_fail rocs plain)))"
+	va=$(hf_cpu rocs rollout) vb=$(hf_cpu rocs plain)
+	printf '| create+start: CPU user+sys of the runtime call | ms, mean | %s | %s | %s | | |\n' "$va" "$vb" "$(ratio_of "$va" "$vb")"
+	va=$(hf_median roex verifier) vb=$(hf_median roex agent)
 	printf '| exec /bin/true: verifier session vs agent session (same rollout) | ms, median | %s | %s | %s | %s | %s |\n' \
-		"$a" "$b" "$(ratio_of "$a" "$b")" "$(hf_count roex verifier)" "$(($(ro_fail roex verifier) + $(ro_fail roex agent)))"
-	a=$(hf_median roex agent) b=$(hf_median roex plain)
+		"$va" "$vb" "$(ratio_of "$va" "$vb")" "$(hf_count roex verifier)" "$(($(ro_fail roex verifier) + $(ro_fail roex agent)))"
+	va=$(hf_median roex agent) vb=$(hf_median roex plain)
 	printf '| exec /bin/true: agent session vs exec into the plain container | ms, median | %s | %s | %s | %s | %s |\n' \
-		"$a" "$b" "$(ratio_of "$a" "$b")" "$(hf_count roex agent)" "$(ro_fail roex plain)"
-	a=$(hf_cpu roex verifier) b=$(hf_cpu roex agent)
-	printf '| exec: CPU user+sys, verifier vs agent | ms, mean | %s | %s | %s | | |\n' "$a" "$b" "$(ratio_of "$a" "$b")"
+		"$va" "$vb" "$(ratio_of "$va" "$vb")" "$(hf_count roex agent)" "$(ro_fail roex plain)"
+	va=$(hf_cpu roex verifier) vb=$(hf_cpu roex agent)
+	printf '| exec: CPU user+sys, verifier vs agent | ms, mean | %s | %s | %s | | |\n' "$va" "$vb" "$(ratio_of "$va" "$vb")"
 	printf '\n| N at once | path | wall, s | p50, ms | p99, ms | p99/p50 | failures |\n'
 	printf '|---:|---|---:|---:|---:|---:|---:|\n'
 	printf '%s\n' "${CONC_ROWS[@]}"

@@ -145,8 +145,8 @@ cleanup() {
 		rtcmd "$rt" delete -f "$ID-rss" >/dev/null 2>&1
 	done
 	# Rollouts and containers a failed section left behind.
-	for c in $(ls "$WORK/state/proctor" 2>/dev/null | grep "^$ID-"); do
-		rtcmd proctor delete -f "$c" >/dev/null 2>&1
+	for c in "$WORK/state/proctor/$ID-"*; do
+		[ -e "$c" ] && rtcmd proctor delete -f "${c##*/}" >/dev/null 2>&1
 	done
 	command -v podman >/dev/null &&
 		podman ps -aq --filter "name=^$ID-" | xargs -r podman rm -f -t 0 >/dev/null 2>&1
@@ -550,7 +550,7 @@ if want proxy; then
 	start_origin() {
 		ip netns exec "$ORIGIN_NS" "$WORK/upstream" "$UP_PORT" 900 0.0.0.0 "$@" 2>"$WORK/upstream.log" &
 		ORIGIN_PID=$!
-		PIDS_TO_KILL+=($ORIGIN_PID)
+		PIDS_TO_KILL+=("$ORIGIN_PID")
 		local i
 		for ((i = 0; i < 50; i++)); do
 			grep -q '^upstream: congestion control' "$WORK/upstream.log" && return 0
