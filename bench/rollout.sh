@@ -102,8 +102,15 @@ cat >"$WORK/rollout-prepare.sh" <<EOF
 #!/bin/sh
 $NSWRAP $PROCTOR --root $PR_STATE delete -f $RO_ID-cs >/dev/null 2>&1
 $NSWRAP $PROCTOR --root $PR_STATE delete -f $RO_ID-csp >/dev/null 2>&1
+# the helper's command line is the run that started it; match on helpers
+# only (hyperfine's own argv holds the same words)
 i=0
-while [ \$i -lt 100 ] && pgrep -f -- "--root $PR_STATE run -d --bundle $RB/rollout $RO_ID-cs\\\$" >/dev/null; do
+while [ \$i -lt 100 ]; do
+	busy=0
+	for p in \$(pgrep -x proctor-egress); do
+		tr '\\0' ' ' <"/proc/\$p/cmdline" 2>/dev/null | grep -q -- " $RO_ID-cs \\?\$" && busy=1
+	done
+	[ \$busy = 0 ] && break
 	sleep 0.05; i=\$((i + 1))
 done
 exit 0
@@ -180,7 +187,7 @@ rss_of() { awk '/^Rss:/ { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null; }
 CONC_ROWS=() MEM_ROWS=()
 concurrent() {
 	local path=$1 n=$2 i out=$RAW/rollout-conc-$1-$2.txt t0 mem0 mem1 fails=0 running
-	local -a ids=()
+	local -a ids=() jobs_=()
 	: >"$out"
 	for ((i = 0; i < n; i++)); do ids+=("$RO_ID-c$i"); done
 	helpers_gone 20
@@ -201,8 +208,11 @@ concurrent() {
 			rc=$?
 			echo "$i $rc $s $EPOCHREALTIME" >>"$out"
 		) &
+		jobs_+=($!)
 	done
-	wait
+	# only these jobs: a bare `wait` would also wait for the proxy
+	# section's origin and proxies, which live until run.sh exits
+	wait "${jobs_[@]}"
 	sleep 2
 	# Failures: a non-zero exit, or a container that is not running now.
 	fails=$(awk '$2 != 0' "$out" | wc -l)
@@ -237,8 +247,12 @@ concurrent() {
 	fi
 	# Remove them (not timed).
 	if [ "$path" = runtime ]; then
-		for i in "${ids[@]}"; do $P delete -f "$i" >/dev/null 2>&1 & done
-		wait
+		jobs_=()
+		for i in "${ids[@]}"; do
+			$P delete -f "$i" >/dev/null 2>&1 &
+			jobs_+=($!)
+		done
+		wait "${jobs_[@]}"
 	else
 		podman rm -f -t 0 "${ids[@]}" >/dev/null 2>&1 || true
 		for ((i = 0; i < 300; i++)); do
