@@ -30,6 +30,14 @@
 #             over loopback; the origin sits behind a veth in a network
 #             namespace of the run's own (the proxy refuses loopback origins)
 #   podman    `podman --runtime RT run --rm IMAGE /bin/true` end to end
+#   layouts   the run and exec rows again in a v1-only view (nswrap -u for
+#             all three) and a v2-only view (nswrap -2: cgroup2 over
+#             /sys/fs/cgroup); BENCH_LAYOUTS, default "hybrid v1 v2" on a
+#             hybrid host.  A runtime that refuses a layout (crun 1.8 on v2
+#             without CAP_SYS_RESOURCE) gets an empty column and a note
+#   rollout   bench/rollout.sh: a rollout's create+start against the plain
+#             container, a verifier exec against an agent exec, N rollouts
+#             at once through the runtime and through podman, idle memory
 #
 # How the runtimes are interleaved: every timing is taken in ROUNDS; a round
 # is one hyperfine call with the three runtimes as three commands (K runs
@@ -68,8 +76,10 @@
 # /var/tmp/proctor-bench), BENCH_RESULTS (default $srcdir/bench/results),
 # BENCH_PORT (origin port; tinyproxy takes the next one; default 18080),
 # BENCH_ONLY (space-separated subset of: run exec userns rss size proxy
-# podman), BENCH_ORIGIN_CC (the proxy origin's congestion control, default
-# cubic; `bbr` measures with this host's default).
+# podman rollout), BENCH_LAYOUTS, ROLLOUT_NS, BENCH_ORIGIN_CC (the proxy
+# origin's congestion control, default cubic; `bbr` measures with this
+# host's default; where the sysctl refuses it, the origin's socket option,
+# then reno, then the namespace's default, and the run says which).
 #
 # Timings never gate anything: this script is not part of `make check`, and
 # it exits 0 whatever the numbers are (non-zero only when it cannot measure).
