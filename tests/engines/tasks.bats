@@ -327,3 +327,20 @@ SH
 	# [solution] env reaches the oracle (and only the oracle).
 	grep -q '| key=from-solution-env$' <<<"$output" || fail_with "solution env: $output"
 }
+
+@test "driver: [environment] healthcheck runs in the setup phase until it passes; one that keeps failing fails the run" {
+	need_image busybox
+	local t=$TEST_DIR/hc
+	# The first check fails and leaves a mark; the second passes.
+	toml_task "$t" $'version = "1.0"\n[environment]\nallow_internet = false\n[environment.healthcheck]\ncommand = "test -e /tmp/checked || { touch /tmp/checked; exit 1; }"\ninterval_sec = 0.2\nretries = 2'
+	printf '#!/bin/sh\nls /tmp/checked\n' >"$t/solution/solve.sh"
+	drive "$TEST_DIR/hc.json" "$t"
+	[ "$status" -eq 0 ] || fail_with "status $status: $output"
+	grep -q 'setup phase: healthcheck' <<<"$output" && grep -q '^   healthy$' <<<"$output" || fail_with "$output"
+	grep -q '| /tmp/checked$' <<<"$output" || fail_with "the healthcheck did not run in the agent's view: $output"
+	toml_task "$t" $'version = "1.0"\n[environment]\nallow_internet = false\n[environment.healthcheck]\ncommand = "echo not ready; exit 3"\ninterval_sec = 0.2\nretries = 2'
+	drive "$TEST_DIR/hc2.json" "$t"
+	[ "$status" -eq 1 ] || fail_with "status $status: $output"
+	grep -q 'healthcheck failed 2 times: `echo not ready; exit 3` exited 3: not ready' <<<"$output" || fail_with "$output"
+	[ "$(jq -r '.phase_seconds.agent' "$TEST_DIR/hc2.json")" = null ] || fail_with "the agent phase ran: $output"
+}
