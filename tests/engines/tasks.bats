@@ -294,7 +294,7 @@ SH
 	jq -e '.reward_fields.passed == 1' "$(jq -r .job_dir "$TEST_DIR/empty.json")/result.json" >/dev/null ||
 		fail_with "$(cat "$(jq -r .job_dir "$TEST_DIR/empty.json")/result.json")"
 	# The tests are a copy: the task's own files are unchanged.
-	[ ! -e "$TASKS/verifier-writes/tests/generated-expected.txt" ] && ! grep -q graded "$TASKS/verifier-writes/tests/test.sh"
+	[ ! -e "$TASKS/verifier-writes/tests/generated-expected.txt" ] && ! grep -qx '# graded' "$TASKS/verifier-writes/tests/test.sh"
 }
 
 @test "driver: task.toml keys it cannot apply are refused or warned about by name" {
@@ -319,7 +319,7 @@ SH
 	printf '#!/bin/sh\necho "key=$SOLUTION_KEY"\n' >"$t/solution/solve.sh"
 	drive "$TEST_DIR/w.json" "$t"
 	[ "$status" -eq 0 ] || fail_with "status $status: $output"
-	for w in "unknown top-level key 'flavour'" "storage_mb = 4096: not enforced" "skills_dir: ignored" \
+	for w in "unknown top-level key 'flavour'" "\[environment\] storage_mb = 4096: not enforced" "\[environment\] skills_dir: ignored" \
 		"unknown key \[environment\] colour" "unknown key \[agent\] shoe_size"; do
 		grep -q "warning: keys: $w" <<<"$output" || fail_with "no warning '$w': $output"
 	done
