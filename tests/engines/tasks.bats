@@ -344,3 +344,27 @@ SH
 	grep -q 'healthcheck failed 2 times: `echo not ready; exit 3` exited 3: not ready' <<<"$output" || fail_with "$output"
 	[ "$(jq -r '.phase_seconds.agent' "$TEST_DIR/hc2.json")" = null ] || fail_with "the agent phase ran: $output"
 }
+
+@test "driver: --agent-setup installs under the environment's policy in the setup phase; the agent stays offline" {
+	need_image bookworm
+	local t=$TEST_DIR/install
+	mkdir -p "$t/environment" "$t/tests"
+	printf 'version = "1.0"\n[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["${DEBIAN_MIRROR}"]\n[agent]\nnetwork_mode = "no-network"\n' >"$t/task.toml"
+	printf 'FROM localhost/proctor/bookworm\nRUN mkdir -p /srv\n' >"$t/environment/Dockerfile"
+	printf '#!/bin/bash\n[ "$(cat /srv/out.txt)" = "Hello, world!" ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n' >"$t/tests/test.sh"
+	printf '#!/bin/bash\n# setup-marker-7c1e\nset -e\napt-get update -q >/dev/null\nDEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends hello >/dev/null\necho "installed $(command -v hello)"\n' >"$TEST_DIR/setup.sh"
+	printf '#!/bin/bash\necho "agent proxy=${http_proxy:-none}"\nhello > /srv/out.txt\nm=setup-marker-\necho "copies: $(grep -rls -D skip "${m}7c1e" /tmp /root /srv /var/tmp /run /solution 2>/dev/null | tr "\\n" " ")."\n' >"$TEST_DIR/agent.sh"
+	drive "$TEST_DIR/in.json" --agent-setup "$TEST_DIR/setup.sh" --agent "$TEST_DIR/agent.sh" "$t"
+	[ "$status" -eq 0 ] || fail_with "status $status: $output"
+	[ "$(reward_of "$TEST_DIR/in.json")" = 1 ] || fail_with "$output"
+	grep -q '| installed /usr/bin/hello$' <<<"$output" && grep -q '| agent proxy=none$' <<<"$output" || fail_with "$output"
+	jq -e '([.egress.log[] | select(.phase == "setup" and .decision == "allow")] | length > 0)
+		and ([.egress.log[] | select(.phase == "agent")] | length == 0)' "$TEST_DIR/in.json" >/dev/null ||
+		fail_with "$(jq -c .egress "$TEST_DIR/in.json")"
+	# The install step's text went through stdin: no copy of it in the agent's view.
+	grep -q '| copies: \.$' <<<"$output" || fail_with "a copy of the install step is in the agent's view: $output"
+	# A failing install step fails the run before the agent phase.
+	printf '#!/bin/sh\nexit 4\n' >"$TEST_DIR/bad.sh"
+	drive "$TEST_DIR/bad.json" --agent-setup "$TEST_DIR/bad.sh" --agent "$TEST_DIR/agent.sh" "$t"
+	[ "$status" -eq 1 ] && grep -q "the agent install step $TEST_DIR/bad.sh exited 4" <<<"$output" || fail_with "status $status: $output"
+}
