@@ -204,6 +204,8 @@ refused_create() {
 
 @test "rollout agent: uid_map and gid_map read like a plain container's (0 0 4294967295), chown to any id works" {
 	setup_bundle busybox
+	# chown needs CAP_CHOWN, which `proctor spec` leaves out (engines grant it).
+	cfg_set '.process.capabilities |= with_entries(.value += ["CAP_CHOWN"])'
 	as_rollout
 	start_sleeper
 	run pr exec "$CID" sh -c 'cat /proc/self/uid_map /proc/self/gid_map; readlink /proc/self/ns/user
