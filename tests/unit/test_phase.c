@@ -97,8 +97,8 @@ test_argv_switch (void **state)
   const char *const empty[] = { "proctor-phase", "verifier", "", "--", "id", NULL };
   expect_refused (p, empty, "proctor-phase: wrong secret: the exec is refused");
   /* the digest itself is not the secret */
-  const char *const digest[]
-      = { "proctor-phase", "verifier", "7a02b70d29e473e3417655c55f4e3f9f0bdcf6d2f90cf046e508a5ce49575df9", "--", "id", NULL };
+  const char *const digest[] = { "proctor-phase", "verifier",
+                                 "7a02b70d29e473e3417655c55f4e3f9f0bdcf6d2f90cf046e508a5ce49575df9", "--", "id", NULL };
   expect_refused (p, digest, "proctor-phase: wrong secret: the exec is refused");
   const char *const bad_wrong[] = { "proctor-phase", "root", "nope", "--", "id", NULL };
   expect_refused (p, bad_wrong, "proctor-phase: wrong secret: the exec is refused");
