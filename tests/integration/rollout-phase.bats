@@ -138,6 +138,23 @@ assert_verifier_session() {
 	assert_verifier_session
 }
 
+@test "rollout phase: proctor exec wipes the secret from its own command line (which its pre-exec child shows in the container)" {
+	rollout_bundle
+	# (the runtime itself, not a subshell running the pr function)
+	"$PROCTOR" --root "$PROCTOR_ROOT" exec "$CID" proctor-phase verifier "$SECRET" -- \
+		sh -c 'echo started >/tmp/verifier-up; sleep 20' 3>&- &
+	local runtime=$!
+	on_teardown "kill $runtime"
+	local i
+	for i in $(seq 100); do [ -e "$ROOTFS/tmp/verifier-up" ] && break; sleep 0.1; done
+	[ -e "$ROOTFS/tmp/verifier-up" ] || fail_with "the verifier did not start"
+	local cmdline
+	cmdline=$(tr '\0' ' ' </proc/$runtime/cmdline)
+	[[ "$cmdline" == *" exec $CID proctor-phase verifier "* ]] || fail_with "not the runtime: $cmdline"
+	[[ "$cmdline" != *"$SECRET"* ]] || fail_with "the secret is in the runtime's cmdline: $cmdline"
+	kill "$runtime"
+}
+
 @test "rollout phase: a wrong secret is refused with one error line and the command never runs" {
 	rollout_bundle
 	local secret
