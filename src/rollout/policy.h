@@ -56,6 +56,9 @@ struct pr_peer
   uint16_t target_port;
 };
 
+/* Bytes of a sha256 digest: phase_secret_sha256. */
+#define PR_PHASE_SECRET_LEN 32
+
 struct pr_policy
 {
   int version;                       /* 1 */
@@ -68,6 +71,8 @@ struct pr_policy
   struct pr_peer *peers;
   size_t n_peers;
   char **drop_env;                   /* NULL-terminated glob patterns ("HUD_*"); may be NULL */
+  bool has_phase_secret;             /* phase_secret_sha256 given */
+  uint8_t phase_secret_sha256[PR_PHASE_SECRET_LEN]; /* sha256 of the harness's argv phase secret */
 };
 
 /* Parses and validates a policy document (len bytes).  Errors (errnum 0,
@@ -79,7 +84,8 @@ struct pr_policy
  * non-absolute mount/hide paths, a hide path that is "/" or under /proc,
  * /sys or /dev, a verifier mount source that does not exist, a peer with an
  * invalid name, port 0, a port used twice by one name, or a target not of
- * the form "tcp:HOST:PORT", duplicate verifier mount destinations. */
+ * the form "tcp:HOST:PORT", duplicate verifier mount destinations, a
+ * phase_secret_sha256 that is not 64 hex digits. */
 int pr_policy_parse (const char *data, size_t len, struct pr_policy **out, pr_error **err);
 
 /* As pr_policy_parse, without requiring the verifier mount sources to
