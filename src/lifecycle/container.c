@@ -698,8 +698,9 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
     {
       /* runc's contract: a forced delete of a container that does not
        * exist (engines clean up after a failed create this way) succeeds,
-       * removing a state directory left without state.json. */
-      if (!force || pr_state_check_id (id, NULL) < 0 || strstr ((*err)->msg, "does not exist") == NULL)
+       * removing a state directory left without state.json.  Decided on
+       * the errno (pr_state_load's ENOENT), never on the message text. */
+      if (!force || pr_state_check_id (id, NULL) < 0 || (*err)->errnum != ENOENT)
         return -1;
       pr_error_free (err);
       return pr_state_dir_remove (g->root, id, err);
