@@ -446,12 +446,9 @@ gen_table (yajl_gen g, const char *name, const struct pr_phase_policy *t, enum p
     }
 }
 
-char *
-pr_policy_to_json (const struct pr_policy *p)
+void
+pr_policy_gen (yajl_gen g, const struct pr_policy *p)
 {
-  yajl_gen g = yajl_gen_alloc (NULL);
-  if (g == NULL)
-    abort ();
   yajl_gen_map_open (g);
   gstr (g, "version");
   yajl_gen_integer (g, p->version);
@@ -515,6 +512,15 @@ pr_policy_to_json (const struct pr_policy *p)
       gstr (g, hex);
     }
   yajl_gen_map_close (g);
+}
+
+char *
+pr_policy_to_json (const struct pr_policy *p)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  if (g == NULL)
+    abort ();
+  pr_policy_gen (g, p);
   return pr_json_gen_finish (g);
 }
 

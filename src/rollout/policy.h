@@ -13,6 +13,8 @@
 #include "../base/error.h"
 #include "../config/config.h"
 
+#include <yajl/yajl_gen.h>
+
 #define PR_ROLLOUT_ANNOTATION "run.proctor.rollout"
 
 enum pr_net_mode
@@ -128,8 +130,16 @@ bool pr_policy_env_dropped (const struct pr_policy *p, const char *name);
 const char *pr_net_mode_name (enum pr_net_mode m);
 const char *pr_phase_name (enum pr_phase ph);
 
-/* Serialises the policy as normalised JSON (malloc'd), for `rollout status`. */
+/* Serialises the policy as normalised JSON (malloc'd): the policy file a
+ * rollout's verifier and `rollout status` read.  Never fails (aborts when
+ * memory runs out). */
 char *pr_policy_to_json (const struct pr_policy *p);
+
+/* Writes the same normalised policy as one JSON object value into g, at a
+ * place where g expects a value (a map's value, an array element, the top):
+ * for writers that embed the policy in a larger document (`rollout
+ * status`).  Never fails; g reports misuse through its own state. */
+void pr_policy_gen (yajl_gen g, const struct pr_policy *p);
 
 void pr_policy_free (struct pr_policy *p);
 static inline void pr_policy_freep (struct pr_policy **p) { if (*p) pr_policy_free (*p); }
