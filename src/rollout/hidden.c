@@ -202,11 +202,48 @@ pr_hidden_restore (int rootfd, char *const *hide, int state_dirfd, pr_error **er
 
 #define KEPT_FLAGS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
+/* dest with "//", "." and ".." resolved lexically (as RESOLVE_IN_ROOT
+ * resolves them when no symlink is on the way), so that "/./tests" or
+ * "/x/../tests" is recognised as /tests.  malloc'd. */
+static char *
+lexical (const char *dest)
+{
+  char *out = xmalloc0 (strlen (dest) + 2);
+  size_t n = 0;
+  for (const char *p = dest; *p;)
+    {
+      while (*p == '/')
+        p++;
+      size_t len = strcspn (p, "/");
+      if (len == 0 || (len == 1 && p[0] == '.'))
+        ;
+      else if (len == 2 && p[0] == '.' && p[1] == '.')
+        {
+          while (n > 0 && out[n - 1] != '/')
+            n--;
+          if (n > 0)
+            n--;
+        }
+      else
+        {
+          out[n++] = '/';
+          memcpy (out + n, p, len);
+          n += len;
+        }
+      p += len;
+    }
+  if (n == 0)
+    out[n++] = '/';
+  out[n] = '\0';
+  return out;
+}
+
 static const char *
 hidden_prefix (char *const *hide, const char *dest)
 {
+  _cleanup_free_ char *norm = lexical (dest);
   for (size_t i = 0; hide && hide[i]; i++)
-    if (pr_path_is_under (dest, hide[i]))
+    if (pr_path_is_under (norm, hide[i]))
       return hide[i];
   return NULL;
 }
@@ -229,7 +266,7 @@ describe_mount (const struct pr_mount *m, struct pr_hidden_mount *h, pr_error **
     return pr_error_invalid (err, "rollout: mount at hidden path `%s`: bind source must be an absolute host path",
                              m->destination);
   h->source = bind ? m->source : NULL;
-  h->destination = m->destination;
+  h->destination = lexical (m->destination);
   h->flags = f.flags & KEPT_FLAGS;
   h->recursive = f.recursive;
   return 0;
@@ -262,6 +299,7 @@ pr_hidden_take_mounts (struct pr_config *cfg, char *const *hide, int state_dirfd
       append_field (&buf, &len, head);
       append_field (&buf, &len, h.source ? h.source : "");
       append_field (&buf, &len, h.destination);
+      free (h.destination);
     }
   if (len == 0)
     return 0;

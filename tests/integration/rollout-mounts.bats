@@ -8,7 +8,8 @@ load helpers
 
 # mounts_bundle: busybox bundle, a rollout hiding the defaults, with a
 # read-only bind of $TEST_DIR/tests at /tests and a writable bind of
-# $TEST_DIR/verdict at /logs/verifier.
+# $TEST_DIR/verdict at /logs/verifier (spelt /./logs//verifier: the match
+# is on the normalised path).
 mounts_bundle() {
 	setup_bundle busybox
 	mkdir -p "$TEST_DIR/tests" "$TEST_DIR/verdict"
@@ -16,7 +17,7 @@ mounts_bundle() {
 	chmod 0777 "$TEST_DIR/verdict"
 	cfg_set --arg t "$TEST_DIR/tests" --arg v "$TEST_DIR/verdict" \
 		'.mounts += [{"destination": "/tests", "type": "bind", "source": $t, "options": ["rbind", "ro"]},
-		             {"destination": "/logs/verifier", "type": "bind", "source": $v, "options": ["bind"]}]'
+		             {"destination": "/./logs//verifier", "type": "bind", "source": $v, "options": ["bind"]}]'
 	cfg_set '.annotations["run.proctor.rollout"] = "{\"version\": 1, \"verifier\": {\"user\": \"root\"}}"'
 	cfg_args sleep 1000
 }
