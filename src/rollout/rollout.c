@@ -6,6 +6,7 @@
 #include "namespaces.h"
 #include "network.h"
 #include "phase.h"
+#include "verifier.h"
 #include "../base/env.h"
 #include "../base/log.h"
 #include "../base/util.h"
@@ -199,7 +200,10 @@ pr_rollout_create (const char *source, struct pr_config *cfg, const char *rootfs
   if (pr_write_file_at (state_dirfd, POLICY_FILE, text, len, 0600, err) < 0
       || write_phase (state_dirfd, PR_PHASE_AGENT, err) < 0)
     return -1;
-  if (pr_hidden_stash (rootfd, policy->hide, state_dirfd, err) < 0)
+  if (pr_hidden_take_mounts (cfg, policy->hide, state_dirfd, err) < 0
+      || pr_hidden_stash (rootfd, policy->hide, state_dirfd, err) < 0)
+    return -1;
+  if (pr_verifier_view_record (rootfd, state_dirfd, err) < 0)
     return -1;
 
   struct pr_rollout *r = xmalloc0 (sizeof *r);
