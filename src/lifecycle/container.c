@@ -30,6 +30,7 @@
 #include "../linux/idmount.h"
 #include "../linux/mount.h"
 #include "../linux/namespace.h"
+#include "../linux/procattr.h"
 #include "../linux/seccomp.h"
 #include "../rollout/network.h"
 #include "../rollout/rollout.h"
@@ -171,9 +172,10 @@ validate_config (struct create_ctx *c, pr_error **err)
     return pr_error_invalid (err, "config.json: linux.namespaces must include a mount namespace");
   /* A uts entry with a path is the container's UTS namespace too
    * (runtime-spec config.md "hostname": it may be one the container joins;
-   * runc sets the hostname there): only an inherited one refuses it. */
-  if ((cfg->hostname && *cfg->hostname) && pr_config_namespace (cfg, CLONE_NEWUTS) == NULL)
-    return pr_error_invalid (err, "config.json: hostname requires a uts namespace in linux.namespaces");
+   * runc sets the hostname there): only an inherited one, or the runtime's
+   * own joined by path, refuses it, and likewise for sysctls. */
+  if (pr_host_ns_check (cfg, err) < 0)
+    return pr_error_wrap (err, "config.json");
   const struct pr_namespace *user = pr_config_namespace (cfg, CLONE_NEWUSER);
   if (user && user->path == NULL && (cfg->linux.n_uid_mappings == 0 || cfg->linux.n_gid_mappings == 0))
     return pr_error_invalid (err, "config.json: a new user namespace needs linux.uidMappings and linux.gidMappings");

@@ -1,0 +1,99 @@
+#!/usr/bin/env bats
+# Behaviour that engines and users rely on because runc has it (issue #19):
+# host namespaces are never written, seccomp's ENOSYS for unknown syscalls,
+# terminal ownership, unknown capabilities, a config without namespaces,
+# and runc's CLI habits.  Each test is observed from the host.
+
+load helpers
+
+# refuse_create PATTERN: `create` of $BUNDLE fails with one error line
+# matching PATTERN and leaves nothing behind.
+refuse_create() {
+	track_id "$CID"
+	status=0
+	pr create --bundle "$BUNDLE" "$CID" </dev/null >"$TEST_DIR/create.out" 2>"$TEST_DIR/create.err" || status=$?
+	stderr=$(cat "$TEST_DIR/create.err")
+	[ "$status" -ne 0 ] || fail_with "create succeeded; stderr: $stderr"
+	assert_one_error_line
+	[[ "$stderr" == *$1* ]] || fail_with "stderr does not say '$1': $stderr"
+	assert_no_leftovers "$CID"
+}
+
+# without_ns TYPE: drop TYPE from linux.namespaces (the container inherits
+# the runtime's).
+without_ns() { cfg_set --arg t "$1" '.linux.namespaces |= map(select(.type != $t))'; }
+
+# The container's process would write the host's value when it ran, so each
+# case also makes it try (the create must fail before it can).
+@test "host sysctls: an ipc sysctl without an ipc namespace is refused, the host's value kept" {
+	setup_bundle busybox
+	before=$(cat /proc/sys/fs/mqueue/queues_max)
+	on_teardown "echo $before >/proc/sys/fs/mqueue/queues_max"
+	without_ns ipc
+	cfg_set --arg v "$((before + 7))" '.linux.sysctl = {"fs.mqueue.queues_max": $v}'
+	refuse_create "not allowed in host ipc namespace"
+	[ "$(cat /proc/sys/fs/mqueue/queues_max)" = "$before" ]
+}
+
+@test "host sysctls: a net sysctl without a network namespace is refused, the host's value kept" {
+	setup_bundle busybox
+	before=$(cat /proc/sys/net/ipv4/ping_group_range)
+	on_teardown "echo '$before' >/proc/sys/net/ipv4/ping_group_range"
+	without_ns network
+	cfg_set '.linux.sysctl = {"net.ipv4.ping_group_range": "0 7"}'
+	refuse_create "not allowed in host network namespace"
+	[ "$(cat /proc/sys/net/ipv4/ping_group_range)" = "$before" ]
+}
+
+@test "host sysctls: a net sysctl in the host's network namespace joined by path is refused" {
+	setup_bundle busybox
+	before=$(cat /proc/sys/net/ipv4/ping_group_range)
+	on_teardown "echo '$before' >/proc/sys/net/ipv4/ping_group_range"
+	# The test's own network namespace is the runtime's.
+	cfg_set --arg p "/proc/$$/ns/net" '.linux.namespaces |= map(if .type == "network" then .path = $p else . end)
+		| .linux.sysctl = {"net/ipv4/ping_group_range": "0 7"}'
+	refuse_create "not allowed in host network namespace"
+	[ "$(cat /proc/sys/net/ipv4/ping_group_range)" = "$before" ]
+}
+
+@test "host sysctls: a sysctl no namespace holds is refused" {
+	setup_bundle busybox
+	before=$(cat /proc/sys/vm/swappiness)
+	on_teardown "echo $before >/proc/sys/vm/swappiness"
+	cfg_set --arg v "$(((before + 1) % 100))" '.linux.sysctl = {"vm.swappiness": $v}'
+	refuse_create "not in a separate kernel namespace"
+	[ "$(cat /proc/sys/vm/swappiness)" = "$before" ]
+}
+
+@test "host sysctls: domainname and hostname without a uts namespace are refused, the host's kept" {
+	setup_bundle busybox
+	before=$(cat /proc/sys/kernel/domainname)
+	host=$(hostname)
+	on_teardown "echo '$before' >/proc/sys/kernel/domainname; hostname '$host'"
+	without_ns uts
+	cfg_set 'del(.hostname) | .domainname = "prt-evil.example"'
+	refuse_create "domainname \`prt-evil.example\` not allowed in host uts namespace"
+	[ "$(cat /proc/sys/kernel/domainname)" = "$before" ]
+	cfg_set 'del(.domainname) | .hostname = "prt-evil"'
+	refuse_create "not allowed in host uts namespace"
+	cfg_set '.hostname = "" | .linux.sysctl = {"kernel.domainname": "prt-evil.example"}'
+	refuse_create "not allowed in host uts namespace"
+	[ "$(cat /proc/sys/kernel/domainname)" = "$before" ]
+	[ "$(hostname)" = "$host" ]
+}
+
+@test "host sysctls: with namespaces of its own the same values are written in them" {
+	setup_bundle busybox
+	before=$(cat /proc/sys/fs/mqueue/queues_max)
+	on_teardown "echo $before >/proc/sys/fs/mqueue/queues_max"
+	want=$((before + 7))
+	cfg_set --arg v "$want" '.domainname = "prt.example"
+		| .linux.sysctl = {"fs.mqueue.queues_max": $v, "net.ipv4.ping_group_range": "0 7"}'
+	cfg_args sh -c 'cat /proc/sys/fs/mqueue/queues_max /proc/sys/net/ipv4/ping_group_range /proc/sys/kernel/domainname'
+	run_ctr
+	assert_status 0
+	[ "${lines[0]}" = "$want" ]
+	[[ "${lines[1]}" == 0*7 ]]
+	[ "${lines[2]}" = prt.example ]
+	[ "$(cat /proc/sys/fs/mqueue/queues_max)" = "$before" ]
+}
