@@ -18,6 +18,7 @@
 #include "../base/util.h"
 #include "../cgroup/cgroup.h"
 #include "../config/config.h"
+#include "../linux/caps.h"
 #include "../linux/namespace.h"
 #include "../rollout/network.h"
 #include "../rollout/rollout.h"
@@ -134,6 +135,9 @@ apply_cli_overrides (struct pr_process *p, const struct pr_exec_opts *o, pr_erro
     }
   if (p->args == NULL || p->args[0] == NULL)
     return pr_error_invalid (err, "exec: no command given");
+  /* Warns once for names that will be ignored (--cap or process.json). */
+  if (p->has_capabilities && pr_caps_validate (&p->capabilities, err) < 0)
+    return -1;
   return 0;
 }
 

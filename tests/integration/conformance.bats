@@ -97,3 +97,34 @@ without_ns() { cfg_set --arg t "$1" '.linux.namespaces |= map(select(.type != $t
 	[ "${lines[2]}" = prt.example ]
 	[ "$(cat /proc/sys/fs/mqueue/queues_max)" = "$before" ]
 }
+
+@test "capabilities: an unknown name is a warning and ignored, the known ones granted (run and exec)" {
+	setup_bundle busybox
+	cfg_set '.process.capabilities |= with_entries(.value = ["CAP_KILL", "CAP_PRT_BOGUS"])'
+	cfg_args sh -c 'grep -E "^Cap(Eff|Prm|Bnd)" /proc/self/status'
+	track_id "$CID"
+	run --separate-stderr pr run --bundle "$BUNDLE" "$CID" </dev/null
+	assert_status 0
+	[[ "$stderr" == *"unknown capability \`CAP_PRT_BOGUS\`"* ]] || fail_with "no warning: $stderr"
+	# CAP_KILL is bit 5: every set holds exactly it.
+	[ "$(echo "$output" | awk '{ print $2 }' | sort -u)" = 0000000000000020 ] || fail_with "$output"
+	pr delete -f "$CID"
+
+	cfg_args sleep 60
+	create_ctr || fail_with "$(cat "$TEST_DIR/$CID.err")"
+	pr start "$CID"
+	run --separate-stderr pr exec --cap CAP_PRT_OTHER "$CID" grep CapEff /proc/self/status
+	assert_status 0
+	[[ "$stderr" == *"unknown capability \`CAP_PRT_OTHER\`"* ]] || fail_with "no warning: $stderr"
+	[ "$(echo "$output" | awk '{ print $2 }')" = 0000000000000020 ] || fail_with "$output"
+}
+
+@test "capabilities: features lists the known names" {
+	run pr features
+	assert_status 0
+	caps=$(echo "$output" | jq -r '.linux.capabilities[]')
+	echo "$caps" | grep -qx CAP_SYS_ADMIN || fail_with "$caps"
+	echo "$caps" | grep -qx CAP_CHECKPOINT_RESTORE || fail_with "$caps"
+	! echo "$caps" | grep -q BOGUS
+	[ "$(echo "$caps" | grep -c '^CAP_[A-Z_]*$')" -ge 41 ]
+}
