@@ -192,7 +192,8 @@ exec_process (struct exec_ctx *c)
       if (setsid () < 0)
         pr_error_set (&err, errno, "setsid");
       if (err == NULL)
-        pr_console_setup_slave (c->console_fd, p->has_console_size, p->console_height, p->console_width, &err);
+        pr_console_setup_slave (c->console_fd, p->has_console_size, p->console_height, p->console_width,
+                                p->user.uid, &err);
     }
   if (err == NULL)
     pr_finalize_prepare (p, c->cfg, &exe, &env, &err);

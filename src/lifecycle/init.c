@@ -110,7 +110,8 @@ container_init (struct create_ctx *c)
   if (err == NULL)
     pr_rootfs_finalize (cfg, &ro, &err);
   if (err == NULL && p->terminal)
-    pr_console_setup_slave (c->console_fd, p->has_console_size, p->console_height, p->console_width, &err);
+    pr_console_setup_slave (c->console_fd, p->has_console_size, p->console_height, p->console_width,
+                                p->user.uid, &err);
   if (err == NULL)
     pr_finalize_prepare (p, cfg, &exe, &env, &err);
   if (err == NULL)

@@ -128,3 +128,29 @@ without_ns() { cfg_set --arg t "$1" '.linux.namespaces |= map(select(.type != $t
 	! echo "$caps" | grep -q BOGUS
 	[ "$(echo "$caps" | grep -c '^CAP_[A-Z_]*$')" -ge 41 ]
 }
+
+# The image names a tty group (gid 5, as Debian's does); the process runs as
+# uid 1000.  What the host sees: the owner of the container's /dev/pts/N,
+# read through the container's init (/proc/PID/root).
+@test "terminal: the pty slave belongs to a non-root process user and the tty group (run and exec)" {
+	setup_bundle busybox
+	echo 'tty:x:5:' >>"$ROOTFS/etc/group"
+	cfg_set '.process.terminal = true | .process.user = {"uid": 1000, "gid": 1000}'
+	cfg_args sh -c 'stat -c "owner=%u:%g" "$(tty)"; id -u; sleep 60'
+	start_recvtty "$TEST_DIR/tty.sock" "$TEST_DIR/tty.out"
+	create_ctr "$CID" --console-socket "$TEST_DIR/tty.sock" || fail_with "$(cat "$TEST_DIR/$CID.err")"
+	pr start "$CID"
+	pid=$(state_of "$CID" pid)
+	tries=100
+	while [ $tries -gt 0 ] && ! grep -q owner= "$TEST_DIR/tty.out"; do sleep 0.05; tries=$((tries - 1)); done
+	out=$(tr -d '\r' <"$TEST_DIR/tty.out")
+	echo "$out" | grep -qx 'owner=1000:5' || fail_with "run: $out"
+	pts=$(readlink "/proc/$pid/fd/0")
+	[ "$(stat -c %u:%g "/proc/$pid/root$pts")" = 1000:5 ] || fail_with "host view of $pts: $(stat -c %u:%g "/proc/$pid/root$pts")"
+
+	start_recvtty "$TEST_DIR/tty2.sock" "$TEST_DIR/tty2.out"
+	pr exec -t --console-socket "$TEST_DIR/tty2.sock" --user 1000:1000 "$CID" sh -c 'stat -c "owner=%u:%g" "$(tty)"'
+	wait_recvtty
+	out=$(tr -d '\r' <"$TEST_DIR/tty2.out")
+	echo "$out" | grep -qx 'owner=1000:5' || fail_with "exec: $out"
+}
