@@ -154,3 +154,105 @@ without_ns() { cfg_set --arg t "$1" '.linux.namespaces |= map(select(.type != $t
 	out=$(tr -d '\r' <"$TEST_DIR/tty2.out")
 	echo "$out" | grep -qx 'owner=1000:5' || fail_with "exec: $out"
 }
+
+# cpu_cgroup_file PID V1FILE V2FILE: the cgroup file of PID's cpu cgroup.
+cpu_cgroup_file() {
+	local path
+	if [ -d /sys/fs/cgroup/cpu ] && path=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ { print $3 }' "/proc/$1/cgroup") && [ -n "$path" ]; then
+		echo "/sys/fs/cgroup/cpu$path/$2"
+	else
+		echo "/sys/fs/cgroup$(awk -F: '$1 == 0 { print $3 }' "/proc/$1/cgroup")/$3"
+	fi
+}
+
+@test "cli: flags after the container id (update ID --cpu-period N, --cpuset-cpus)" {
+	setup_bundle busybox
+	cfg_args sleep 60
+	create_ctr || fail_with "$(cat "$TEST_DIR/$CID.err")"
+	pid=$(state_of "$CID" pid)
+	cpus=$(($(nproc) > 1 ? 1 : 0))
+	run pr update "$CID" --cpu-period 900000 --cpuset-cpus "$cpus"
+	assert_status 0
+	f=$(cpu_cgroup_file "$pid" cpu.cfs_period_us cpu.max)
+	[[ "$(cat "$f")" == *900000 ]] || fail_with "$f: $(cat "$f")"
+	[ "$(awk '/^Cpus_allowed_list/ { print $2 }' "/proc/$pid/status")" = "$cpus" ]
+	# A flag between operands of a command that takes several.
+	run pr delete "$CID" --force
+	assert_status 0
+	run pr state "$CID"
+	[ "$status" -ne 0 ]
+}
+
+@test "cli: -h anywhere shows help; an unknown command with -h is an error" {
+	run pr -h
+	assert_status 0
+	assert_output_contains USAGE
+	run pr state -h
+	assert_status 0
+	assert_output_contains "proctor state"
+	run pr state some-id -h
+	assert_status 0
+	assert_output_contains "proctor state"
+	run pr update some-id --cpu-period 1 -h
+	assert_status 0
+	assert_output_contains "proctor update"
+	run --separate-stderr pr no-such-command -h
+	[ "$status" -ne 0 ] || fail_with "status 0: $output"
+	[[ "$output" != *USAGE* ]] || fail_with "help printed: $output"
+	[[ "$stderr" == *"unknown command"*no-such-command* ]] || fail_with "stderr: $stderr"
+	# -h after exec's command belongs to the command.
+	run pr exec some-id ls -h
+	[[ "$output" != *"proctor exec"* ]] || fail_with "help printed: $output"
+}
+
+@test "cli: list is sorted by id" {
+	setup_bundle busybox
+	cfg_args sleep 60
+	for s in m z a q; do create_ctr "$CID-$s" || fail_with "$(cat "$TEST_DIR/$CID-$s.err")"; done
+	run pr list -q
+	assert_status 0
+	[ "$output" = "$(printf '%s\n' "$CID-a" "$CID-m" "$CID-q" "$CID-z")" ] || fail_with "list: $output"
+	run pr list --format json
+	[ "$(echo "$output" | jq -r '.[].id' | tr '\n' ' ')" = "$CID-a $CID-m $CID-q $CID-z " ] || fail_with "$output"
+}
+
+@test "cli: --debug writes debug records for run and exec (stderr text, --log json)" {
+	setup_bundle busybox
+	cfg_args true
+	track_id "$CID"
+	run --separate-stderr pr --debug run --bundle "$BUNDLE" "$CID" </dev/null
+	assert_status 0
+	[[ "$stderr" == *level=debug*run*"$CID"* ]] || fail_with "stderr: $stderr"
+	pr delete -f "$CID"
+	cfg_args sleep 60
+	create_ctr || fail_with "$(cat "$TEST_DIR/$CID.err")"
+	pr start "$CID"
+	log=$TEST_DIR/debug.json
+	run pr --debug --log "$log" --log-format json exec "$CID" true
+	assert_status 0
+	jq -e -s --arg id "$CID" 'map(select(.level == "debug" and (.msg | contains("exec") and contains($id)))) | length > 0' "$log" >/dev/null ||
+		fail_with "log: $(cat "$log")"
+	# Without --debug: no debug record.
+	: >"$log"
+	pr --log "$log" --log-format json exec "$CID" true
+	! grep -q '"debug"' "$log"
+}
+
+@test "cli: exec exits 255 when exec itself fails, the process's code otherwise" {
+	setup_bundle busybox
+	cfg_args sleep 60
+	create_ctr || fail_with "$(cat "$TEST_DIR/$CID.err")"
+	pr start "$CID"
+	run pr exec --pid-file "$TEST_DIR/no/such/dir/pid" "$CID" true
+	assert_status 255
+	run pr exec "$CID" /no/such/command
+	assert_status 255
+	run pr exec "$CID"-missing true
+	assert_status 255
+	run pr exec "$CID" sh -c 'exit 3'
+	assert_status 3
+	run pr exec "$CID" --env X=7 sh -c 'exit $X'
+	assert_status 7
+	[ "$(state_of "$CID" status)" = running ]
+}
+
