@@ -256,3 +256,40 @@ cpu_cgroup_file() {
 	[ "$(state_of "$CID" status)" = running ]
 }
 
+# no_namespaces_cfg: inherit every namespace, nothing to mount.
+no_namespaces_cfg() {
+	cfg_set 'del(.hostname) | .linux.namespaces = [] | .mounts = []
+		| del(.linux.maskedPaths) | del(.linux.readonlyPaths)'
+}
+
+@test "no namespaces: the container inherits every one and runs chrooted in its rootfs (run and exec)" {
+	setup_bundle busybox
+	echo in-the-rootfs >"$ROOTFS/prt-marker"
+	no_namespaces_cfg
+	cfg_args sh -c 'cat /prt-marker; exec sleep 60'
+	create_ctr || fail_with "$(cat "$TEST_DIR/$CID.err")"
+	pr start "$CID"
+	wait_file "$TEST_DIR/$CID.out"
+	[ "$(cat "$TEST_DIR/$CID.out")" = in-the-rootfs ]
+	pid=$(state_of "$CID" pid)
+	for ns in mnt pid net ipc uts user cgroup; do
+		[ "$(readlink "/proc/$pid/ns/$ns")" = "$(readlink "/proc/$$/ns/$ns")" ] || fail_with "$ns not inherited"
+	done
+	[ "$(readlink "/proc/$pid/root")" = "$(realpath "$ROOTFS")" ]
+	# exec takes the init's root, not the runtime's.
+	run pr exec "$CID" cat /prt-marker
+	assert_status 0
+	[ "$output" = in-the-rootfs ]
+	pr delete -f "$CID"
+	assert_no_leftovers "$CID"
+}
+
+@test "no namespaces: a mount without a mount namespace is refused with its reason, the host untouched" {
+	setup_bundle busybox
+	no_namespaces_cfg
+	cfg_set '.mounts = [{"destination": "/tmp", "type": "tmpfs", "source": "tmpfs"}]'
+	refuse_create "mounts without a mount namespace"
+	no_namespaces_cfg
+	cfg_set '.linux.maskedPaths = ["/etc"]'
+	refuse_create "linux.maskedPaths without a mount namespace"
+}
