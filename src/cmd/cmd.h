@@ -25,12 +25,19 @@ struct pr_command
   const char *summary;     /* one line */
   const struct pr_opt *opts; /* terminated by {NULL} */
   int (*run) (struct pr_global *g, int argc, char **argv);
+  /* 0: flags may stand anywhere among the operands (runc's `update ID
+   * --cpu-period N`).  N > 0: the Nth operand starts arguments of their
+   * own (exec's command, ps's options) and flag parsing stops there. */
+  int max_operands;
 };
 
 /* Parses argv (argv[0] is the command name) with opts, calling
- * handle(key, optarg, data) for each; stops at the first non-option.
- * Returns the index of the first operand, or -1 after printing a usage
- * error (EINVAL) to err.  "--help"/"-h" prints help and returns -2. */
+ * handle(key, optarg, data) for each in order.  Flags may come before,
+ * between and after the operands (up to cmd->max_operands, see there, and
+ * never after "--"); argv is reordered so that the operands follow the
+ * flags.  Returns the index of the first operand, or -1 with a usage error
+ * (EINVAL) in err.  "--help"/"-h" anywhere among the flags prints help and
+ * returns -2. */
 int pr_cmd_parse (const struct pr_command *cmd, int argc, char **argv,
                   int (*handle) (int key, const char *arg, void *data, pr_error **err), void *data,
                   pr_error **err);

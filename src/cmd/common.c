@@ -15,6 +15,60 @@ is_short (int key)
   return (key >= 'a' && key <= 'z') || (key >= 'A' && key <= 'Z');
 }
 
+/* One getopt pass over sub[1..]: sub[0] is a placeholder (getopt skips
+ * it), the stretch of flags runs until the first operand or "--".  Returns
+ * the index in sub where it stopped, -1 on a bad flag, -2 after help. */
+static int
+parse_flags (const struct pr_command *cmd, int argc, char **sub, const char *shortopts, const struct option *lo,
+             int (*handle) (int key, const char *arg, void *data, pr_error **err), void *data, pr_error **err)
+{
+  int c;
+  optind = 0;
+  opterr = 0;
+  while ((c = getopt_long_only (argc, sub, shortopts, lo, NULL)) != -1)
+    {
+      if (c == 'h')
+        {
+          pr_cmd_help (cmd);
+          return -2;
+        }
+      if (c == '?' || c == ':')
+        {
+          const char *bad = sub[optind - 1] ? sub[optind - 1] : "?";
+          return pr_error_invalid (err, "%s: %s `%s`", cmd->name, c == ':' ? "missing value for flag" : "unknown flag",
+                                   bad);
+        }
+      if (handle (c, optarg, data, err) < 0)
+        return -1;
+    }
+  return optind;
+}
+
+/* Moves the operands found between flags (ops[0..n-1], ascending indexes
+ * below stop) to just before argv[stop], keeping the order of both, and
+ * returns the index of the first of them. */
+static int
+gather_operands (char **argv, int stop, const int *ops, int n)
+{
+  char **keep = xmalloc0 ((size_t) (stop + 1) * sizeof *keep);
+  int k = 0, o = 0;
+
+  for (int i = 1; i < stop; i++)
+    {
+      if (o < n && ops[o] == i)
+        {
+          o++;
+          continue;
+        }
+      keep[k++] = argv[i];
+    }
+  for (o = 0; o < n; o++)
+    keep[k++] = argv[ops[o]];
+  memcpy (argv + 1, keep, (size_t) k * sizeof *keep);
+  free (keep);
+  return stop - n;
+}
+
 int
 pr_cmd_parse (const struct pr_command *cmd, int argc, char **argv,
               int (*handle) (int key, const char *arg, void *data, pr_error **err), void *data, pr_error **err)
@@ -41,32 +95,36 @@ pr_cmd_parse (const struct pr_command *cmd, int argc, char **argv,
     }
   lo[n].name = "help";
   lo[n].val = 'h';
-  optind = 0;
-  opterr = 0;
-  int c, ret = 0;
-  while ((c = getopt_long_only (argc, argv, shortopts, lo, NULL)) != -1)
+
+  /* Flags may follow operands, as runc accepts (`update ID --cpu-period
+   * N`): each stretch of flags is parsed in order ("+" mode, so getopt
+   * never reorders argv itself) and the operands between them are moved
+   * together afterwards.  A command whose operands are followed by
+   * arguments of their own (exec's command, ps's options) stops looking
+   * for flags after max_operands operands; "--" always ends the flags. */
+  int *ops = xmalloc0 ((size_t) argc * sizeof *ops);
+  int n_ops = 0, base = 0, stop;
+  for (;;)
     {
-      if (c == 'h')
+      int r = parse_flags (cmd, argc - base, argv + base, shortopts, lo, handle, data, err);
+      if (r < 0)
         {
-          pr_cmd_help (cmd);
-          ret = -2;
-          break;
+          free (ops);
+          free (lo);
+          return r;
         }
-      if (c == '?' || c == ':')
-        {
-          const char *bad = argv[optind - 1] ? argv[optind - 1] : "?";
-          pr_error_invalid (err, "%s: %s `%s`", cmd->name, c == ':' ? "missing value for flag" : "unknown flag", bad);
-          ret = -1;
-          break;
-        }
-      if (handle (c, optarg, data, err) < 0)
-        {
-          ret = -1;
-          break;
-        }
+      stop = base + r;
+      if (stop >= argc || (strcmp (argv[stop - 1], "--") == 0 && stop - 1 > base))
+        break;
+      if (cmd->max_operands > 0 && n_ops + 1 >= cmd->max_operands)
+        break;
+      ops[n_ops++] = stop;
+      base = stop;
     }
+  int first = gather_operands (argv, stop, ops, n_ops);
+  free (ops);
   free (lo);
-  return ret < 0 ? ret : optind;
+  return first;
 }
 
 void

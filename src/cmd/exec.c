@@ -1,6 +1,7 @@
 /* exec.c - `proctor exec`: run a new process inside a container (runc). */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "../base/log.h"
 #include "../base/util.h"
 #include "../lifecycle/exec.h"
 #include "../rollout/phase.h"
@@ -85,8 +86,21 @@ run_exec (struct pr_global *g, int argc, char **argv)
   c.o.env = c.env;
   c.o.caps = c.caps;
   c.o.additional_gids = c.gids;
+  /* runc's exit codes: the process's own once it ran, 255 when exec itself
+   * failed (a missing container, a bad --pid-file, the process not found),
+   * so callers can tell "the command failed" from "exec failed".  Usage
+   * errors above stay 1, as runc's do. */
+  pr_debug ("exec: in container `%s`: `%s`%s%s", c.o.id, c.o.process_path ? c.o.process_path : c.o.args[0],
+            c.o.tty ? " (tty)" : "", c.o.detach ? " (detached)" : "");
   if (pr_container_exec (g, &c.o, &code, &err) < 0)
-    code = pr_cmd_fail (err);
+    {
+      pr_cmd_fail (err);
+      code = 255;
+    }
+  else if (!c.o.detach)
+    pr_debug ("exec: process in container `%s` exited with status %d", c.o.id, code);
+  else
+    pr_debug ("exec: process in container `%s` started", c.o.id);
 out:
   pr_strv_free (c.args);
   pr_strv_free (c.env);
@@ -116,5 +130,5 @@ static const struct pr_opt opts[] = {
 };
 
 const struct pr_command pr_cmd_exec = {
-  "exec", "[command options] <container-id> <command> [args...]", "execute a new process inside the container", opts, run_exec,
+  "exec", "[command options] <container-id> <command> [args...]", "execute a new process inside the container", opts, run_exec, 2,
 };

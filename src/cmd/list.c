@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_gen.h>
 
@@ -25,6 +26,12 @@ handle (int key, const char *arg, void *data, pr_error **err)
   else
     o->quiet = true;
   return 0;
+}
+
+static int
+cmp_ids (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
 }
 
 #define GS(g, s) yajl_gen_string (g, (const unsigned char *) (s), strlen (s))
@@ -71,6 +78,8 @@ run_list (struct pr_global *g, int argc, char **argv)
     }
   if (pr_state_list (g->root, &ids, &err) < 0)
     return pr_cmd_fail (err);
+  /* Sorted by id, as runc's list is (readdir order is the filesystem's). */
+  qsort (ids, pr_strv_len (ids), sizeof *ids, cmp_ids);
   yajl_gen gen = yajl_gen_alloc (NULL);
   yajl_gen_array_open (gen);
   /* Engines use 64-character ids: the column grows to the longest one so

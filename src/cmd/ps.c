@@ -139,5 +139,5 @@ static const struct pr_opt opts[] = {
 };
 
 const struct pr_command pr_cmd_ps = {
-  "ps", "[command options] <container-id> [ps options]", "display the processes running inside a container", opts, run_ps,
+  "ps", "[command options] <container-id> [ps options]", "display the processes running inside a container", opts, run_ps, 1,
 };

@@ -1,6 +1,7 @@
 /* run.c - `proctor run`: create + start, then wait and delete (runc run). */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "../base/log.h"
 #include "../base/util.h"
 
 #include <errno.h>
@@ -56,8 +57,13 @@ run_run (struct pr_global *g, int argc, char **argv)
     return pr_cmd_fail (err);
   r.c.id = argv[first];
   int code = 0;
+  pr_debug ("run: container `%s` from bundle `%s`%s", r.c.id, r.c.bundle, r.detach ? " (detached)" : "");
   if (pr_container_run (g, &r.c, r.detach, r.keep, &code, &err) < 0)
     return pr_cmd_fail (err);
+  if (r.detach)
+    pr_debug ("run: container `%s` started", r.c.id);
+  else
+    pr_debug ("run: container `%s` exited with status %d", r.c.id, code);
   return code;
 }
 

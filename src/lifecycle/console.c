@@ -24,6 +24,7 @@
 #include "../base/log.h"
 #include "../base/syscall.h"
 #include "../base/util.h"
+#include "../rollout/identity.h"
 
 /* ---- connecting ---------------------------------------------------------- */
 
@@ -112,8 +113,42 @@ send_fd (int sock, int fd, const char *name)
     }
 }
 
+/* The gid of the image's "tty" group (group(5), read through the root with
+ * the identity parser: a FIFO, device or huge file is not read), or -1 when
+ * the image has none. */
+static gid_t
+image_tty_gid (void)
+{
+  _cleanup_close_ int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct pr_identity id = { 0 };
+  pr_error *e = NULL;
+  gid_t gid = (gid_t) -1;
+
+  if (rootfd >= 0 && pr_identity_resolve (rootfd, "0:tty", &id, &e) == 0)
+    gid = id.gid;
+  pr_error_free (&e);
+  pr_identity_free_contents (&id);
+  return gid;
+}
+
+/* The slave belongs to the process's user and the tty group, as a login's
+ * terminal does (runc and crun do the same): a non-root user must be able
+ * to reopen /dev/pts/N and /dev/tty, and write(1)/mesg(1) go by the group.
+ * A tty gid outside the user namespace's map (EINVAL) keeps devpts's gid. */
+static int
+chown_slave (int slave, uid_t uid, const char *name, pr_error **err)
+{
+  gid_t tty = image_tty_gid ();
+
+  if (tty != (gid_t) -1 && fchown (slave, uid, tty) == 0)
+    return 0;
+  if (fchown (slave, uid, (gid_t) -1) < 0)
+    return pr_error_set (err, errno, "chown `%s` to uid %u", name, (unsigned) uid);
+  return 0;
+}
+
 int
-pr_console_setup_slave (int socket_fd, bool has_size, uint32_t rows, uint32_t cols, pr_error **err)
+pr_console_setup_slave (int socket_fd, bool has_size, uint32_t rows, uint32_t cols, uid_t uid, pr_error **err)
 {
   _cleanup_close_ int master = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (master < 0)
@@ -140,6 +175,9 @@ pr_console_setup_slave (int socket_fd, bool has_size, uint32_t rows, uint32_t co
         return pr_error_set (err, errno, "open pty slave `%s`", name);
     }
   _cleanup_close_ int slave = slave_raw;
+
+  if (chown_slave (slave, uid, name, err) < 0)
+    return -1;
 
   if (has_size)
     {

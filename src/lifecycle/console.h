@@ -19,11 +19,16 @@
  * (O_CLOEXEC).  Errors: socket/connect errno with the path. */
 int pr_console_socket_connect (const char *path, int *fd_out, pr_error **err);
 
-/* Container side, after pivot_root and setsid(): opens a new pty from
- * /dev/ptmx, sets the window size (rows, cols) if has_size, sends the master
- * over socket_fd, makes the slave the controlling terminal (TIOCSCTTY) and
- * dup2s it onto fds 0,1,2.  Errors: open/ioctl/sendmsg errno. */
-int pr_console_setup_slave (int socket_fd, bool has_size, uint32_t rows, uint32_t cols, pr_error **err);
+/* Container side, after pivot_root and setsid(), before the process's
+ * identity is taken: opens a new pty from /dev/ptmx, gives the slave to
+ * uid (the process user) and the image's "tty" group (its /etc/group;
+ * devpts's gid when it has none or the gid is not mapped), as runc does,
+ * sets the window size (rows, cols) if has_size, sends the master over
+ * socket_fd, makes the slave the controlling terminal (TIOCSCTTY) and
+ * dup2s it onto fds 0,1,2.  Errors: open/ioctl/sendmsg errno; fchown errno
+ * ("chown `/dev/pts/N` to uid U": EINVAL when uid is not mapped). */
+int pr_console_setup_slave (int socket_fd, bool has_size, uint32_t rows, uint32_t cols, uid_t uid,
+                            pr_error **err);
 
 /* Runtime side, when a terminal is wanted but no --console-socket was
  * given (runc's `run -t` / `exec -t` in the foreground): returns a socketpair

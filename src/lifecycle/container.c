@@ -31,6 +31,7 @@
 #include "../linux/idmount.h"
 #include "../linux/mount.h"
 #include "../linux/namespace.h"
+#include "../linux/procattr.h"
 #include "../linux/seccomp.h"
 #include "../rollout/network.h"
 #include "../rollout/rollout.h"
@@ -170,6 +171,28 @@ take_listen_fds (struct pr_config *cfg)
 
 /* ------------------------------------------------------------ validation */
 
+/* runtime-spec config-linux.md "Namespaces": a type not listed is
+ * inherited, the mount namespace too.  The container then only chroot()s
+ * into its rootfs; anything that would be a mount (mounts, maskedPaths,
+ * readonlyPaths, a read-only root, rootfsPropagation) or a device node
+ * would be made in the runtime's own, the host's, mount namespace and
+ * outlive the container: refused, with that reason. */
+static int
+validate_no_mountns (const struct pr_config *cfg, pr_error **err)
+{
+  const char *what = cfg->n_mounts ? "mounts"
+                     : pr_strv_len (cfg->linux.masked_paths) ? "linux.maskedPaths"
+                     : pr_strv_len (cfg->linux.readonly_paths) ? "linux.readonlyPaths"
+                     : cfg->linux.n_devices ? "linux.devices"
+                     : cfg->root_readonly ? "root.readonly"
+                     : cfg->linux.rootfs_propagation && *cfg->linux.rootfs_propagation ? "linux.rootfsPropagation"
+                     : NULL;
+  if (what)
+    return pr_error_invalid (err, "config.json: %s without a mount namespace would change the host's mount "
+                             "namespace: add {\"type\": \"mount\"} to linux.namespaces", what);
+  return 0;
+}
+
 static int
 validate_config (struct create_ctx *c, pr_error **err)
 {
@@ -178,13 +201,14 @@ validate_config (struct create_ctx *c, pr_error **err)
     return pr_error_invalid (err, "config.json: process is required to create a container");
   if (cfg->root_path == NULL)
     return pr_error_invalid (err, "config.json: root.path is required");
-  if (pr_config_namespace (cfg, CLONE_NEWNS) == NULL)
-    return pr_error_invalid (err, "config.json: linux.namespaces must include a mount namespace");
+  if (pr_config_namespace (cfg, CLONE_NEWNS) == NULL && validate_no_mountns (cfg, err) < 0)
+    return -1;
   /* A uts entry with a path is the container's UTS namespace too
    * (runtime-spec config.md "hostname": it may be one the container joins;
-   * runc sets the hostname there): only an inherited one refuses it. */
-  if ((cfg->hostname && *cfg->hostname) && pr_config_namespace (cfg, CLONE_NEWUTS) == NULL)
-    return pr_error_invalid (err, "config.json: hostname requires a uts namespace in linux.namespaces");
+   * runc sets the hostname there): only an inherited one, or the runtime's
+   * own joined by path, refuses it, and likewise for sysctls. */
+  if (pr_host_ns_check (cfg, err) < 0)
+    return pr_error_wrap (err, "config.json");
   const struct pr_namespace *user = pr_config_namespace (cfg, CLONE_NEWUSER);
   if (user && user->path == NULL && (cfg->linux.n_uid_mappings == 0 || cfg->linux.n_gid_mappings == 0))
     return pr_error_invalid (err, "config.json: a new user namespace needs linux.uidMappings and linux.gidMappings");

@@ -18,6 +18,7 @@
 #include "../base/util.h"
 #include "../cgroup/cgroup.h"
 #include "../config/config.h"
+#include "../linux/caps.h"
 #include "../linux/namespace.h"
 #include "../rollout/network.h"
 #include "../rollout/rollout.h"
@@ -41,6 +42,7 @@ struct exec_ctx
   struct pr_state *st;
   struct pr_config *cfg;
   int ns_fds[8]; /* indexed like pr_ns_join_order */
+  int root_fd;   /* the init's root when it shares our mount namespace, else -1 */
   int console_fd;
   int local_console;
   int sync_parent;
@@ -134,6 +136,9 @@ apply_cli_overrides (struct pr_process *p, const struct pr_exec_opts *o, pr_erro
     }
   if (p->args == NULL || p->args[0] == NULL)
     return pr_error_invalid (err, "exec: no command given");
+  /* Warns once for names that will be ignored (--cap or process.json). */
+  if (p->has_capabilities && pr_caps_validate (&p->capabilities, err) < 0)
+    return -1;
   return 0;
 }
 
@@ -188,7 +193,8 @@ exec_process (struct exec_ctx *c)
       if (setsid () < 0)
         pr_error_set (&err, errno, "setsid");
       if (err == NULL)
-        pr_console_setup_slave (c->console_fd, p->has_console_size, p->console_height, p->console_width, &err);
+        pr_console_setup_slave (c->console_fd, p->has_console_size, p->console_height, p->console_width,
+                                p->user.uid, &err);
     }
   if (err == NULL)
     pr_finalize_prepare (p, c->cfg, &exe, &env, &err);
@@ -280,6 +286,11 @@ joiner (struct exec_ctx *c)
     fail (c, err);
   if (verifier && enter_verifier_namespaces (c, &err) < 0)
     fail (c, err);
+  if (c->root_fd >= 0 && (fchdir (c->root_fd) < 0 || chroot (".") < 0 || chdir ("/") < 0))
+    {
+      pr_error_set (&err, errno, "enter the container's root");
+      fail (c, err);
+    }
   pid_t pid = pr_clone_parent ();
   if (pid < 0)
     {
@@ -321,6 +332,16 @@ open_namespaces (struct exec_ctx *c, pr_error **err)
         }
       if (self >= 0)
         close (self);
+    }
+  /* A container without a mount namespace of its own (it chroot()ed into
+   * its rootfs) has no mount namespace to join: the process takes the
+   * init's root instead, never the runtime's. */
+  if (c->ns_fds[PR_ARRAY_SIZE (pr_ns_join_order) - 1] < 0)
+    {
+      _cleanup_free_ char *root = xasprintf ("/proc/%d/root", (int) c->st->pid);
+      c->root_fd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (c->root_fd < 0)
+        return pr_error_set (err, errno, "open `%s`", root);
     }
   /* The pid could have been recycled between loading the state and
    * opening its namespaces. */
@@ -384,6 +405,8 @@ ctx_free (struct exec_ctx *c)
   for (size_t i = 0; i < PR_ARRAY_SIZE (c->ns_fds); i++)
     if (c->ns_fds[i] >= 0)
       close (c->ns_fds[i]);
+  if (c->root_fd >= 0)
+    close (c->root_fd);
   if (c->console_fd >= 0)
     close (c->console_fd);
   if (c->local_console >= 0)
@@ -459,7 +482,8 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
 int
 pr_container_exec (const struct pr_global *g, const struct pr_exec_opts *o, int *exit_code, pr_error **err)
 {
-  struct exec_ctx c = { .g = g, .o = o, .console_fd = -1, .local_console = -1, .sync_parent = -1, .sync_child = -1 };
+  struct exec_ctx c = { .g = g, .o = o, .console_fd = -1, .local_console = -1, .sync_parent = -1, .sync_child = -1,
+                        .root_fd = -1 };
   for (size_t i = 0; i < PR_ARRAY_SIZE (c.ns_fds); i++)
     c.ns_fds[i] = -1;
   sigset_t mask, old;

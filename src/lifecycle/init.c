@@ -61,6 +61,20 @@ write_peer_hosts (struct create_ctx *c, pr_error **err)
   return pr_network_write_hosts (c->rollout->policy, rootfd, err);
 }
 
+/* No mount namespace (inherited): chroot(2) rather than pivot_root, which
+ * would move the root of every process of the host's mount namespace. */
+static int
+enter_root_without_mountns (const char *rootfs, pr_error **err)
+{
+  if (chdir (rootfs) < 0)
+    return pr_error_set (err, errno, "chdir to rootfs `%s`", rootfs);
+  if (chroot (".") < 0)
+    return pr_error_set (err, errno, "chroot to rootfs `%s`", rootfs);
+  if (chdir ("/") < 0)
+    return pr_error_set (err, errno, "chdir to / in the rootfs");
+  return 0;
+}
+
 static void __attribute__ ((noreturn))
 container_init (struct create_ctx *c)
 {
@@ -77,6 +91,8 @@ container_init (struct create_ctx *c)
     .no_pivot = c->o->no_pivot,
     .idmount_fds = c->idmount_fds,
   };
+  /* validate_config allowed no mount namespace only with nothing to mount. */
+  bool own_mountns = pr_config_namespace (cfg, CLONE_NEWNS) != NULL;
 
   if (pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
     _exit (1);
@@ -88,7 +104,7 @@ container_init (struct create_ctx *c)
     pr_netlink_lo_up (&err);
   if (err == NULL && chdir (c->bundle) < 0)
     pr_error_set (&err, errno, "chdir to bundle `%s`", c->bundle);
-  if (err == NULL)
+  if (err == NULL && own_mountns)
     pr_rootfs_prepare (cfg, &ro, &err);
   if (err == NULL && c->rollout)
     write_peer_hosts (c, &err);
@@ -102,15 +118,18 @@ container_init (struct create_ctx *c)
     pr_hooks_run (&cfg->hooks[PR_HOOK_CREATE_CONTAINER], "createContainer", c->state_json, &err);
   if (err == NULL)
     pr_sync_expect (c->sync_child, PR_SYNC_STATE, "runtime", NULL, &created_json, &err);
-  if (err == NULL)
+  if (err == NULL && own_mountns)
     pr_rootfs_pivot (cfg, &ro, &err);
+  else if (err == NULL)
+    enter_root_without_mountns (c->rootfs, &err);
   /* sysctls before readonlyPaths turns /proc/sys read-only. */
   if (err == NULL)
     pr_sysctl_apply (cfg, &err);
-  if (err == NULL)
+  if (err == NULL && own_mountns)
     pr_rootfs_finalize (cfg, &ro, &err);
   if (err == NULL && p->terminal)
-    pr_console_setup_slave (c->console_fd, p->has_console_size, p->console_height, p->console_width, &err);
+    pr_console_setup_slave (c->console_fd, p->has_console_size, p->console_height, p->console_width,
+                                p->user.uid, &err);
   if (err == NULL)
     pr_finalize_prepare (p, cfg, &exe, &env, &err);
   if (err == NULL)

@@ -29,17 +29,25 @@ pr_cap_from_name (const char *name)
   return (int) v;
 }
 
-/* Resolves one name for use.  Returns the capability number, -1 with *err set
- * for an unknown name, or -2 when libcap knows it but the running kernel
- * does not (the caller skips it: a config written for a newer kernel keeps
- * working, as with runc). */
+/* Resolves one name for use.  Returns the capability number, or -2 when the
+ * name is unknown (to libcap, or not a "CAP_" name) or libcap knows it but
+ * the running kernel does not: the caller skips it.  runtime-spec 1.1+
+ * config.md "capabilities": a value that cannot be mapped to a kernel
+ * interface MUST be logged as a warning and SHOULD NOT fail the container,
+ * so a config written for a newer kernel keeps working, as with runc.  The
+ * warning is given once, at validation (warn); later passes stay quiet. */
 static int
 resolve_cap (const char *name, bool warn, pr_error **err)
 {
   int v = pr_cap_from_name (name);
 
+  (void) err;
   if (v < 0)
-    return pr_error_invalid (err, "unknown capability `%s`", name);
+    {
+      if (warn)
+        pr_warn ("unknown capability `%s`, ignored", name ? name : "");
+      return -2;
+    }
   if (v >= cap_max_bits ())
     {
       if (warn)

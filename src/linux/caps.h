@@ -7,9 +7,11 @@
 #include "../base/error.h"
 #include "../config/config.h"
 
-/* Checks every name ("CAP_SYS_ADMIN") is known to libcap; names the running
- * kernel does not have are ignored with a warning, as runc does.  Errors:
- * EINVAL "unknown capability `X`". */
+/* Checks every name ("CAP_SYS_ADMIN") of the five sets: a name libcap does
+ * not know ("unknown capability `X`, ignored") or the running kernel lacks
+ * is logged as a warning on stderr and ignored by the later steps, as the
+ * runtime-spec (1.1+, config.md "capabilities") asks and runc does.  Never
+ * fails today; the error slot stays for callers. */
 int pr_caps_validate (const struct pr_capabilities *caps, pr_error **err);
 
 /* Step 1, while still root: sets PR_SET_KEEPCAPS and drops every capability

@@ -7,12 +7,14 @@
 #include "../base/log.h"
 #include "../base/syscall.h"
 #include "../base/util.h"
+#include "namespace.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/personality.h>
 #include <sys/resource.h>
 #include <sys/statfs.h>
@@ -199,6 +201,100 @@ sysctl_path (const char *key)
 bad:
   free (path);
   return NULL;
+}
+
+/* -------------------------------------------------- host namespace checks */
+
+/* Whether the container would use the runtime's own namespace of `type`:
+ * no linux.namespaces entry (inherited), or an entry whose path names the
+ * namespace the runtime is in ("host" means "current" here, as in runc: a
+ * runtime started inside a container protects that container's values).
+ * A path naming another namespace (a pod's, another container's) is that
+ * container's own. */
+static int
+ns_is_hosts (const struct pr_config *cfg, int type, const char *proc_name, bool *host, pr_error **err)
+{
+  const struct pr_namespace *ns = pr_config_namespace (cfg, type);
+  _cleanup_close_ int mine = -1, theirs = -1;
+  _cleanup_free_ char *self = NULL;
+
+  *host = ns == NULL;
+  if (ns == NULL || ns->path == NULL)
+    return 0;
+  self = xasprintf ("/proc/self/ns/%s", proc_name);
+  mine = open (self, O_RDONLY | O_CLOEXEC);
+  if (mine < 0)
+    return pr_error_set (err, errno, "open `%s`", self);
+  theirs = open (ns->path, O_RDONLY | O_CLOEXEC);
+  if (theirs < 0)
+    return pr_error_set (err, errno, "open namespace path `%s`", ns->path);
+  return pr_ns_same (mine, theirs, host, err);
+}
+
+/* The key in dotted form ("net/ipv4/x" becomes "net.ipv4.x"), for the
+ * namespace lookup only; the write uses sysctl_path. */
+static char *
+sysctl_dotted (const char *key)
+{
+  char *k = xstrdup (key);
+  if (k[strcspn (k, "./")] == '/')
+    for (char *q = k; *q; q++)
+      *q = *q == '/' ? '.' : *q;
+  return k;
+}
+
+/* The namespace a sysctl belongs to (CLONE_NEWIPC, CLONE_NEWNET,
+ * CLONE_NEWUTS), 0 when it is not namespaced.  The ipc set is the one
+ * ipc_namespaces(7) lists; net.* is per network namespace. */
+static int
+sysctl_namespace (const char *dotted)
+{
+  static const char *const ipc[] = { "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni",  "kernel.sem",
+                                     "kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced" };
+  for (size_t i = 0; i < PR_ARRAY_SIZE (ipc); i++)
+    if (strcmp (dotted, ipc[i]) == 0)
+      return CLONE_NEWIPC;
+  if (strncmp (dotted, "fs.mqueue.", 10) == 0)
+    return CLONE_NEWIPC;
+  if (strncmp (dotted, "net.", 4) == 0)
+    return CLONE_NEWNET;
+  if (strcmp (dotted, "kernel.hostname") == 0 || strcmp (dotted, "kernel.domainname") == 0)
+    return CLONE_NEWUTS;
+  return 0;
+}
+
+int
+pr_host_ns_check (const struct pr_config *cfg, pr_error **err)
+{
+  static const struct
+  {
+    int type;
+    const char *proc, *what;
+  } kinds[] = { { CLONE_NEWIPC, "ipc", "ipc" }, { CLONE_NEWNET, "net", "network" }, { CLONE_NEWUTS, "uts", "uts" } };
+  bool host[3];
+
+  for (size_t i = 0; i < PR_ARRAY_SIZE (kinds); i++)
+    if (ns_is_hosts (cfg, kinds[i].type, kinds[i].proc, &host[i], err) < 0)
+      return -1;
+  if (cfg->hostname && cfg->hostname[0] && host[2])
+    return pr_error_invalid (err, "hostname `%s` not allowed in host uts namespace", cfg->hostname);
+  if (cfg->domainname && cfg->domainname[0] && host[2])
+    return pr_error_invalid (err, "domainname `%s` not allowed in host uts namespace", cfg->domainname);
+  for (size_t i = 0; i < cfg->linux.n_sysctl; i++)
+    {
+      const char *key = cfg->linux.sysctl[i].key ? cfg->linux.sysctl[i].key : "";
+      _cleanup_free_ char *dotted = sysctl_dotted (key);
+      int type = sysctl_namespace (dotted);
+      size_t k;
+
+      if (type == 0)
+        return pr_error_invalid (err, "sysctl `%s` is not in a separate kernel namespace", key);
+      for (k = 0; kinds[k].type != type; k++)
+        ;
+      if (host[k])
+        return pr_error_invalid (err, "sysctl `%s` not allowed in host %s namespace", key, kinds[k].what);
+    }
+  return 0;
 }
 
 int

@@ -32,6 +32,21 @@ int pr_personality_apply (const struct pr_config *cfg, pr_error **err);
  * requires). */
 int pr_uts_apply (const struct pr_config *cfg, bool new_utsns, pr_error **err);
 
+/* Refuses, before anything is created, what would write into the runtime's
+ * own (the host's) namespaces: hostname/domainname without a uts namespace
+ * of the container's own, a linux.sysctl key of the ipc (ipc_namespaces(7)
+ * list, fs.mqueue.*), network (net.*) or uts (kernel.hostname,
+ * kernel.domainname) namespace when that namespace is inherited or its
+ * path names the runtime's current one, and any sysctl that no namespace
+ * holds (it would change the whole host).  A namespace joined by a path
+ * other than the runtime's own belongs to the container (a pod's).  Source:
+ * runtime-spec config-linux.md "Sysctl", config.md "Hostname"; runc's
+ * validator refuses the same set.  Errors: EINVAL "sysctl `K` not allowed
+ * in host T namespace", "sysctl `K` is not in a separate kernel
+ * namespace", "hostname `H` not allowed in host uts namespace" (likewise
+ * domainname); open/fstat errno of a namespace path. */
+int pr_host_ns_check (const struct pr_config *cfg, pr_error **err);
+
 /* Writes each linux.sysctl key under /proc/sys (dots become slashes).
  * Errors: EINVAL for a key with "..", write errno naming the key. */
 int pr_sysctl_apply (const struct pr_config *cfg, pr_error **err);
