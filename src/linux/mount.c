@@ -618,12 +618,13 @@ pr_rootfs_prepare (const struct pr_config *cfg, const struct pr_rootfs_opts *o, 
 
   if (rootprop & MS_SHARED)
     {
-      /* pivot_root(2) refuses a new root whose parent mount is shared. */
-      _cleanup_free_ char *parent = xstrdup (o->rootfs);
-      char *slash = strrchr (parent, '/');
-      if (slash && slash != parent)
-        *slash = '\0';
-      _cleanup_free_ char *mp = mount_point_of (parent);
+      /* pivot_root(2) refuses a new root whose parent mount is shared.
+       * The new root is the self-bind made below; its parent is the mount
+       * holding the rootfs path itself, which is the rootfs when that is a
+       * mount point (an overlay snapshot, a bind mount), not the one
+       * holding its parent directory.  Only this namespace's copy changes;
+       * the rbind,rshared volumes keep their own peer groups. */
+      _cleanup_free_ char *mp = mount_point_of (o->rootfs);
       if (mp && mount (NULL, mp, NULL, MS_PRIVATE, NULL) < 0)
         return pr_error_set (err, errno, "make `%s` private", mp);
     }

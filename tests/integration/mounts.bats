@@ -183,6 +183,26 @@ prop_bundle() {
 	umount "$TEST_DIR/prop/inner"
 }
 
+# Issue #19 item 4: containerd's snapshots and Kubernetes' Bidirectional
+# volumes: the rootfs is itself a mount point.  pivot_root(2) refuses a new
+# root whose parent mount is shared; the mount to make private is the one
+# holding the rootfs, not the one holding its parent directory.
+@test "rootfsPropagation rshared with a rootfs that is a bind mount: create works and the mount propagates" {
+	prop_bundle rshared
+	mount --bind "$ROOTFS" "$ROOTFS"
+	mount --make-shared "$ROOTFS"
+	create_ctr || fail_with "create failed: $(cat "$TEST_DIR/$CID.err")"
+	pr start "$CID"
+	wait_file "$TEST_DIR/$CID.out"
+	grep -qx mounted "$TEST_DIR/$CID.out"
+	awk -v d="$TEST_DIR/prop/inner" '$5 == d' /proc/self/mountinfo | grep -q ' - tmpfs prt-inner ' ||
+		fail_with "container mount not seen on the host"
+	pr delete -f "$CID"
+	umount "$TEST_DIR/prop/inner"
+	# The rootfs mount is still the host's own, shared as before.
+	findmnt -n -o PROPAGATION "$ROOTFS" | grep -q shared || fail_with "rootfs propagation changed on the host"
+}
+
 @test "rootfsPropagation rslave: a mount made inside stays inside" {
 	prop_bundle rslave
 	create_ctr
