@@ -650,6 +650,82 @@ pr_rootfs_prepare (const struct pr_config *cfg, const struct pr_rootfs_opts *o, 
   return pr_devices_create (cfg, rootfd, o->in_userns, err);
 }
 
+/* True for a mountinfo line (split into fields) of a whole procfs or sysfs
+ * (its root is the filesystem's root) mounted outside the rootfs. */
+static bool
+is_revealing_mount (char **f, size_t n, const char *rootfs)
+{
+  size_t dash = 0;
+  for (size_t i = 6; i < n; i++)
+    if (strcmp (f[i], "-") == 0)
+      {
+        dash = i;
+        break;
+      }
+  if (dash == 0 || dash + 1 >= n)
+    return false;
+  const char *type = f[dash + 1];
+  if (strcmp (type, "proc") != 0 && strcmp (type, "sysfs") != 0)
+    return false;
+  return strcmp (f[3], "/") == 0 && !pr_path_is_under (f[4], rootfs);
+}
+
+/* --no-pivot keeps the old root in the mount namespace, below the chroot.
+ * The kernel lets a process in a new user namespace mount a fresh procfs
+ * or sysfs only when one is fully visible somewhere in its mount namespace
+ * (fs/namespace.c mount_too_revealing, mnt_already_visible): the host's
+ * would be, and the fresh one has none of maskedPaths.  So every whole
+ * procfs and sysfs outside the rootfs is detached (rslave first, so the
+ * detach never propagates to the host), or covered by an empty read-only
+ * tmpfs where it cannot be detached (a locked mount).  Deepest first, so
+ * a covered parent never hides a child still to do.  Returns 0, or -1
+ * with errno context when mountinfo cannot be read or a mount fails. */
+static int
+hide_revealing_mounts (const char *rootfs, pr_error **err)
+{
+  _cleanup_free_ char *text = NULL;
+  if (pr_read_file ("/proc/self/mountinfo", &text, NULL, err) < 0)
+    return pr_error_wrap (err, "--no-pivot: read mountinfo");
+  _cleanup_strv_ char **targets = NULL;
+  size_t nt = 0;
+  char *save = NULL;
+  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      char *f[64];
+      size_t n = 0;
+      char *lsave = NULL;
+      for (char *t = strtok_r (line, " ", &lsave); t && n < PR_ARRAY_SIZE (f); t = strtok_r (NULL, " ", &lsave))
+        f[n++] = t;
+      if (n < 7)
+        continue;
+      unescape_mountinfo (f[3]);
+      unescape_mountinfo (f[4]);
+      if (!is_revealing_mount (f, n, rootfs))
+        continue;
+      targets = xrealloc (targets, (nt + 2) * sizeof *targets);
+      targets[nt++] = xstrdup (f[4]);
+      targets[nt] = NULL;
+    }
+  /* mountinfo lists parents before children: walk it backwards. */
+  for (size_t i = nt; i-- > 0;)
+    {
+      const char *t = targets[i];
+      if (mount (NULL, t, NULL, MS_SLAVE | MS_REC, NULL) < 0)
+        {
+          if (errno == ENOENT)
+            continue; /* under a mount already detached */
+          return pr_error_set (err, errno, "--no-pivot: make `%s` rslave", t);
+        }
+      if (umount2 (t, MNT_DETACH) == 0)
+        continue;
+      if (errno != EINVAL && errno != EPERM)
+        return pr_error_set (err, errno, "--no-pivot: detach `%s`", t);
+      if (mount ("tmpfs", t, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        return pr_error_set (err, errno, "--no-pivot: cover `%s`", t);
+    }
+  return 0;
+}
+
 int
 pr_rootfs_pivot (const struct pr_config *cfg, const struct pr_rootfs_opts *o, pr_error **err)
 {
@@ -658,6 +734,8 @@ pr_rootfs_pivot (const struct pr_config *cfg, const struct pr_rootfs_opts *o, pr
 
   if (o->no_pivot)
     {
+      if (hide_revealing_mounts (o->rootfs, err) < 0)
+        return -1;
       if (mount (o->rootfs, "/", NULL, MS_MOVE, NULL) < 0)
         return pr_error_set (err, errno, "move rootfs `%s` to `/`", o->rootfs);
       if (chroot (".") < 0)

@@ -43,8 +43,12 @@ struct pr_rootfs_opts
 int pr_rootfs_prepare (const struct pr_config *cfg, const struct pr_rootfs_opts *o, pr_error **err);
 
 /* Switches root to the rootfs with pivot_root(".", ".") + umount2(MNT_DETACH)
- * of the old root, or MS_MOVE + chroot when o->no_pivot; chdir("/") after.
- * Errors: pivot_root/mount/chroot errno. */
+ * of the old root, or MS_MOVE + chroot when o->no_pivot (whole procfs and
+ * sysfs mounts outside the rootfs are detached or covered first, so that
+ * mount_too_revealing refuses a fresh procfs inside); chdir("/") after.
+ * Errors: pivot_root/mount/chroot errno, mountinfo unreadable, or a
+ * procfs/sysfs outside the rootfs that can be neither detached nor
+ * covered. */
 int pr_rootfs_pivot (const struct pr_config *cfg, const struct pr_rootfs_opts *o, pr_error **err);
 
 /* After pivot: masks linux.maskedPaths (a read-only empty tmpfs for
