@@ -27,7 +27,7 @@
 
 /* ---- option parsing ------------------------------------------------- */
 
-enum opt_kind { OPT_FLAG, OPT_CLEAR, OPT_PROP, OPT_BIND, OPT_RBIND, OPT_IDMAP, OPT_IGNORE };
+enum opt_kind { OPT_FLAG, OPT_CLEAR, OPT_RFLAG, OPT_RCLEAR, OPT_PROP, OPT_BIND, OPT_RBIND, OPT_IDMAP, OPT_IGNORE };
 
 struct mount_opt
 {
@@ -84,6 +84,27 @@ static const struct mount_opt mount_opts[] = {
   { "idmap", OPT_IDMAP, 0 },
   { "ridmap", OPT_IDMAP, MS_REC },
   { "tmpcopyup", OPT_IGNORE, 0 },
+  /* runtime-spec 1.2 recursive mount attributes (config.md "Mounts"):
+   * mount_setattr(2) with AT_RECURSIVE, over every submount of the mount.
+   * Plain "ro" on an rbind changes only its top mount, as in runc and crun. */
+  { "rro", OPT_RFLAG, MS_RDONLY },
+  { "rrw", OPT_RCLEAR, MS_RDONLY },
+  { "rnosuid", OPT_RFLAG, MS_NOSUID },
+  { "rsuid", OPT_RCLEAR, MS_NOSUID },
+  { "rnodev", OPT_RFLAG, MS_NODEV },
+  { "rdev", OPT_RCLEAR, MS_NODEV },
+  { "rnoexec", OPT_RFLAG, MS_NOEXEC },
+  { "rexec", OPT_RCLEAR, MS_NOEXEC },
+  { "rnodiratime", OPT_RFLAG, MS_NODIRATIME },
+  { "rdiratime", OPT_RCLEAR, MS_NODIRATIME },
+  { "rnoatime", OPT_RFLAG, MS_NOATIME },
+  { "ratime", OPT_RCLEAR, MS_NOATIME },
+  { "rrelatime", OPT_RFLAG, MS_RELATIME },
+  { "rnorelatime", OPT_RCLEAR, MS_RELATIME },
+  { "rstrictatime", OPT_RFLAG, MS_STRICTATIME },
+  { "rnostrictatime", OPT_RCLEAR, MS_STRICTATIME },
+  { "rnosymfollow", OPT_RFLAG, MS_NOSYMFOLLOW },
+  { "rsymfollow", OPT_RCLEAR, MS_NOSYMFOLLOW },
 };
 
 static const struct mount_opt *
@@ -127,6 +148,14 @@ pr_mount_parse_options (char *const *options, struct pr_mount_flags *out, pr_err
         case OPT_CLEAR:
           out->flags &= ~m->flag;
           out->clear_flags |= m->flag;
+          break;
+        case OPT_RFLAG:
+          out->rec_flags |= m->flag;
+          out->rec_clear_flags &= ~m->flag;
+          break;
+        case OPT_RCLEAR:
+          out->rec_flags &= ~m->flag;
+          out->rec_clear_flags |= m->flag;
           break;
         case OPT_PROP:
           out->propagation = m->flag;
@@ -322,6 +351,22 @@ do_bind_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags
 }
 
 /* See mount-internal.h. */
+/* Applies the recursive attributes (rro, rnosuid, ...) of f to the mount
+ * at m->destination and all its submounts (mount_setattr AT_RECURSIVE). */
+static int
+apply_rec_attrs (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *f, pr_error **err)
+{
+  if (((f->rec_flags | f->rec_clear_flags) & BIND_ATTR_FLAGS) == 0)
+    return 0;
+  _cleanup_close_ int mnt = -1;
+  if (pr_safe_open (rootfd, m->destination, O_PATH, 0, &mnt, err) < 0)
+    return -1;
+  char p[32];
+  pr_fd_path (mnt, p, sizeof p);
+  return bind_remount (mnt, p, f->rec_flags & BIND_ATTR_FLAGS, f->rec_clear_flags & BIND_ATTR_FLAGS, true,
+                       m->destination, err);
+}
+
 int
 bind_finish (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *f, pr_error **err)
 {
@@ -334,10 +379,14 @@ bind_finish (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *
         return -1;
       char p[32];
       pr_fd_path (mnt, p, sizeof p);
-      if (bind_remount (mnt, p, f->flags & BIND_ATTR_FLAGS, f->clear_flags & BIND_ATTR_FLAGS, f->recursive,
+      /* Only the top mount: "rbind,ro" leaves the submounts' own flags
+       * (runc, crun); "rro" is the recursive form. */
+      if (bind_remount (mnt, p, f->flags & BIND_ATTR_FLAGS, f->clear_flags & BIND_ATTR_FLAGS, false,
                         m->destination, err) < 0)
         return -1;
     }
+  if (apply_rec_attrs (rootfd, m, f, err) < 0)
+    return -1;
   return apply_propagation (rootfd, m->destination, f->propagation, err);
 }
 
@@ -499,6 +548,9 @@ do_fs_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *
       struct pr_mount_flags bf = *f;
       bf.recursive = true;
       bf.bind = true;
+      /* The host's /sys carries submounts (cgroup, securityfs...): its
+       * flags (ro) must hold over all of them, not only the top. */
+      bf.rec_flags |= bf.flags & BIND_ATTR_FLAGS;
       /* Never send the container's later mounts (the cgroup tmpfs on
        * /sys/fs/cgroup) back to the host's /sys under a shared root. */
       if (bf.propagation == 0)
@@ -513,6 +565,8 @@ do_fs_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *
   if (r < 0)
     return pr_error_set (err, errno, "mount `%s` to `%s`", src, m->destination);
   if (has_option (m->options, "tmpcopyup") && tmpcopyup (rootfd, target, m->destination, err) < 0)
+    return -1;
+  if (apply_rec_attrs (rootfd, m, f, err) < 0)
     return -1;
   return apply_propagation (rootfd, m->destination, f->propagation, err);
 }

@@ -68,6 +68,9 @@ struct pr_mount_flags
   unsigned long flags;       /* MS_* for the mount itself */
   unsigned long propagation; /* MS_SHARED/MS_PRIVATE/MS_SLAVE/MS_UNBINDABLE (| MS_REC) */
   unsigned long clear_flags; /* flags explicitly negated (rw, suid, ...) */
+  unsigned long rec_flags;   /* recursive attributes set (rro, rnosuid, ...:
+                                runtime-spec 1.2), over every submount */
+  unsigned long rec_clear_flags; /* recursive attributes cleared (rrw, ...) */
   bool bind;
   bool recursive;
   bool idmap;               /* "idmap" / "ridmap" option */

@@ -438,3 +438,22 @@ wrote" ] || fail_with "$output"
 		assert_no_leftovers "$CID"
 	done
 }
+
+# Issue #19 item 5: "ro" on an rbind is the top mount's flag only (runc,
+# crun); runtime-spec 1.2's "rro" reaches every submount (mount_setattr
+# AT_RECURSIVE).  The container tries to write at each level.
+@test "rbind,ro makes only the top mount read-only; rbind,rro the whole tree, and features lists rro" {
+	setup_bundle busybox
+	mkdir -p "$TEST_DIR/src/sub" "$TEST_DIR/subsrc"
+	mount --bind "$TEST_DIR/subsrc" "$TEST_DIR/src/sub"
+	cfg_set --arg s "$TEST_DIR/src" '.mounts += [
+		{"destination": "/top", "type": "bind", "source": $s, "options": ["rbind", "ro"]},
+		{"destination": "/all", "type": "bind", "source": $s, "options": ["rbind", "rro"]}]'
+	cfg_args sh -c 'for d in /top /top/sub /all /all/sub; do
+		if touch $d/w 2>/dev/null; then echo "$d=rw"; rm -f $d/w; else echo "$d=ro"; fi; done'
+	run_ctr
+	assert_status 0
+	[ "$(echo "$output" | tr '\n' ' ')" = "/top=ro /top/sub=rw /all=ro /all/sub=ro " ] || fail_with "$output"
+	[ ! -e "$TEST_DIR/src/w" ] && [ ! -e "$TEST_DIR/subsrc/w" ]
+	"$PROCTOR" features | jq -e '.mountOptions | index("rro") != null' >/dev/null || fail_with "features lacks rro"
+}
