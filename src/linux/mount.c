@@ -526,7 +526,7 @@ tmpcopyup (int rootfd, int under, const char *dest, pr_error **err)
 
 static int
 do_fs_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *f, const struct pr_config *cfg,
-             bool in_userns, pr_error **err)
+             bool in_userns, bool *dev_ro, pr_error **err)
 {
   const char *type = m->type;
   const char *src = m->source && *m->source ? m->source : type;
@@ -539,7 +539,16 @@ do_fs_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *
   char p[32];
   pr_fd_path (target, p, sizeof p);
 
-  int r = mount (src, p, type, f->flags, data);
+  unsigned long flags = f->flags;
+  if (strcmp (m->destination, "/dev") == 0 && (flags & MS_RDONLY))
+    {
+      /* A read-only /dev: the later /dev/pts, /dev/shm... targets and the
+       * default devices need it writable; pr_rootfs_prepare makes it
+       * read-only once they exist. */
+      flags &= ~MS_RDONLY;
+      *dev_ro = true;
+    }
+  int r = mount (src, p, type, flags, data);
   if (r < 0 && errno == EPERM && in_userns && strcmp (type, "sysfs") == 0)
     {
       /* A user namespace without its own network namespace may not mount
@@ -561,7 +570,7 @@ do_fs_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *
     }
   if (r < 0 && data && strstr (data, "context=") && strcmp (type, "mqueue") == 0)
     /* Some kernels refuse a context= on mqueue: retry without the label. */
-    r = mount (src, p, type, f->flags, f->data);
+    r = mount (src, p, type, flags, f->data);
   if (r < 0)
     return pr_error_set (err, errno, "mount `%s` to `%s`", src, m->destination);
   if (has_option (m->options, "tmpcopyup") && tmpcopyup (rootfd, target, m->destination, err) < 0)
@@ -573,7 +582,7 @@ do_fs_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *
 
 static int
 do_mount (int rootfd, const struct pr_config *cfg, const struct pr_mount *m, int idmount_fd,
-          const struct pr_rootfs_opts *o, pr_error **err)
+          const struct pr_rootfs_opts *o, bool *dev_ro, pr_error **err)
 {
   if (m->destination == NULL || m->destination[0] != '/')
     return pr_error_invalid (err, "mount destination `%s` is not absolute", m->destination ? m->destination : "");
@@ -598,7 +607,7 @@ do_mount (int rootfd, const struct pr_config *cfg, const struct pr_mount *m, int
     return pr_error_invalid (err, "mount to `%s`: no type and not a bind mount", m->destination);
   if (strcmp (type, "cgroup") == 0)
     return do_cgroup_mount (rootfd, m, &f, o->new_cgroupns, err);
-  return do_fs_mount (rootfd, m, &f, cfg, o->in_userns, err);
+  return do_fs_mount (rootfd, m, &f, cfg, o->in_userns, dev_ro, err);
 }
 
 /* ---- the three phases -------------------------------------------------- */
@@ -690,18 +699,28 @@ pr_rootfs_prepare (const struct pr_config *cfg, const struct pr_rootfs_opts *o, 
   if (rootfd < 0)
     return pr_error_set (err, errno, "open rootfs `%s`", o->rootfs);
 
+  bool dev_ro = false;
   for (size_t i = 0; i < cfg->n_mounts; i++)
     {
       pr_debug ("mounting %s (%s) to %s", cfg->mounts[i].source ? cfg->mounts[i].source : "",
                 cfg->mounts[i].type ? cfg->mounts[i].type : "", cfg->mounts[i].destination);
       int idfd = o->idmount_fds ? o->idmount_fds[i] : -1;
-      if (do_mount (rootfd, cfg, &cfg->mounts[i], idfd, o, err) < 0)
+      if (do_mount (rootfd, cfg, &cfg->mounts[i], idfd, o, &dev_ro, err) < 0)
         return -1;
     }
 
-  if (dev_is_bind_mounted (cfg))
+  if (!dev_is_bind_mounted (cfg) && pr_devices_create (cfg, rootfd, o->in_userns, err) < 0)
+    return -1;
+  if (!dev_ro)
     return 0;
-  return pr_devices_create (cfg, rootfd, o->in_userns, err);
+  /* Only the /dev mount itself: /dev/pts, /dev/shm and /dev/mqueue keep
+   * their own flags. */
+  _cleanup_close_ int dev = -1;
+  if (pr_safe_open (rootfd, "/dev", O_PATH, 0, &dev, err) < 0)
+    return -1;
+  char p[32];
+  pr_fd_path (dev, p, sizeof p);
+  return bind_remount (dev, p, MS_RDONLY, 0, false, "/dev", err);
 }
 
 /* True for a mountinfo line (split into fields) of a whole procfs or sysfs

@@ -36,7 +36,9 @@ struct pr_rootfs_opts
  * (bind/rbind with all flags and propagation options, proc, sysfs, tmpfs,
  * devpts, mqueue, cgroup/cgroup2, and any other fstype with data options),
  * creates the default devices (/dev/null, zero, full, random, urandom, tty,
- * /dev/ptmx -> pts/ptmx, /dev/fd, stdin/out/err symlinks) and linux.devices.
+ * /dev/ptmx -> pts/ptmx, /dev/fd, stdin/out/err symlinks) and linux.devices;
+ * a "ro" /dev mount is made read-only only after all of that (its own
+ * mount, not /dev/pts or /dev/shm below it).
  * Errors: the first failing mount/mknod/mkdir, with errno, naming the mount
  * destination ("mount `proc` to `/proc`: ..."), or EINVAL for an unknown
  * mount option or a relative destination. */

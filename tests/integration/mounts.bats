@@ -457,3 +457,21 @@ wrote" ] || fail_with "$output"
 	[ ! -e "$TEST_DIR/src/w" ] && [ ! -e "$TEST_DIR/subsrc/w" ]
 	"$PROCTOR" features | jq -e '.mountOptions | index("rro") != null' >/dev/null || fail_with "features lacks rro"
 }
+
+# Issue #19 item 5: a config whose /dev tmpfs is "ro" (runc's and crun's
+# tests use one): /dev/pts, /dev/shm and the default devices are set up
+# first, then /dev alone turns read-only.
+@test "a read-only /dev in the config: default devices and devpts are there, /dev refuses writes" {
+	setup_bundle busybox
+	cfg_set '(.mounts[] | select(.destination == "/dev") | .options) += ["ro"]'
+	cfg_args sh -c 'test -c /dev/null && echo null=ok; test -c /dev/pts/ptmx && echo pts=ok;
+		if touch /dev/prt-w 2>/dev/null; then echo dev=rw; else echo dev=ro; fi;
+		grep " /dev " /proc/self/mountinfo'
+	run_ctr
+	assert_status 0
+	echo "$output"
+	echo "$output" | grep -qx null=ok || fail_with "$output"
+	echo "$output" | grep -qx pts=ok || fail_with "$output"
+	echo "$output" | grep -qx dev=ro || fail_with "/dev is writable: $output"
+	echo "$output" | grep -q ' /dev ro,' || fail_with "/dev not ro in mountinfo: $output"
+}
