@@ -36,6 +36,18 @@ ratio() {
 				"$(ratio "$e" "$d")" "$(ratio "$e" "$t")"
 		done <"$PROXY"
 	fi
+	if [ -s "$RESULTS/origin-cc.txt" ]; then
+		IFS=$'\t' read -r cc how <"$RESULTS/origin-cc.txt"
+		printf '\nProxy origin congestion control: %s (%s).\n' "$cc" "$how"
+	fi
+	if grep -q . "$RESULTS/layouts.txt" 2>/dev/null; then
+		printf '\nCgroup layouts, runtimes left out:\n\n'
+		sed 's/^/- /' "$RESULTS/layouts.txt"
+	fi
+	if [ -s "$RESULTS/rollout.md" ]; then
+		printf '\n## Rollouts (proctor)\n\n'
+		cat "$RESULTS/rollout.md"
+	fi
 	printf '\nGoals (this run):\n\n'
 	get() { awk -F'\t' -v m="$1" -v col="$2" '$2 == m { print $col }' "$TSV"; }
 	check() {

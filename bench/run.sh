@@ -30,6 +30,14 @@
 #             over loopback; the origin sits behind a veth in a network
 #             namespace of the run's own (the proxy refuses loopback origins)
 #   podman    `podman --runtime RT run --rm IMAGE /bin/true` end to end
+#   layouts   the run and exec rows again in a v1-only view (nswrap -u for
+#             all three) and a v2-only view (nswrap -2: cgroup2 over
+#             /sys/fs/cgroup); BENCH_LAYOUTS, default "hybrid v1 v2" on a
+#             hybrid host.  A runtime that refuses a layout (crun 1.8 on v2
+#             without CAP_SYS_RESOURCE) gets an empty column and a note
+#   rollout   bench/rollout.sh: a rollout's create+start against the plain
+#             container, a verifier exec against an agent exec, N rollouts
+#             at once through the runtime and through podman, idle memory
 #
 # How the runtimes are interleaved: every timing is taken in ROUNDS; a round
 # is one hyperfine call with the three runtimes as three commands (K runs
@@ -68,8 +76,10 @@
 # /var/tmp/proctor-bench), BENCH_RESULTS (default $srcdir/bench/results),
 # BENCH_PORT (origin port; tinyproxy takes the next one; default 18080),
 # BENCH_ONLY (space-separated subset of: run exec userns rss size proxy
-# podman), BENCH_ORIGIN_CC (the proxy origin's congestion control, default
-# cubic; `bbr` measures with this host's default).
+# podman rollout), BENCH_LAYOUTS, ROLLOUT_NS, BENCH_ORIGIN_CC (the proxy
+# origin's congestion control, default cubic; `bbr` measures with this
+# host's default; where the sysctl refuses it, the origin's socket option,
+# then reno, then the namespace's default, and the run says which).
 #
 # Timings never gate anything: this script is not part of `make check`, and
 # it exits 0 whatever the numbers are (non-zero only when it cannot measure).
@@ -82,7 +92,7 @@ WORK=${BENCH_WORK:-/var/tmp/proctor-bench}
 RESULTS=${BENCH_RESULTS:-$BENCH/results}
 RAW=$RESULTS/raw
 PORT0=${BENCH_PORT:-18080}
-ONLY=${BENCH_ONLY:-run exec userns rss size proxy podman}
+ONLY=${BENCH_ONLY:-run exec userns rss size proxy podman rollout}
 CRUN_CGROUPS=${CRUN_CGROUPS:-mountns}
 
 if [ -z "${PROCTOR:-}" ]; then
@@ -119,7 +129,8 @@ done
 # ------------------------------------------------------------------ setup
 
 mkdir -p "$WORK" "$RAW"
-rm -f "$RAW"/*.json "$RAW"/*.txt "$RAW"/*.log "$RESULTS"/results.tsv "$RESULTS"/proxy.tsv
+rm -f "$RAW"/*.json "$RAW"/*.txt "$RAW"/*.log "$RESULTS"/results.tsv "$RESULTS"/proxy.tsv \
+	"$RESULTS"/rollout.md "$RESULTS"/origin-cc.txt "$RESULTS"/layouts.txt
 TSV=$RESULTS/results.tsv
 printf 'section\tmetric\tunit\tproctor\tcrun\trunc\n' >"$TSV"
 ID=pb$$
@@ -143,6 +154,12 @@ cleanup() {
 		rtcmd "$rt" delete -f "$ID-exec" >/dev/null 2>&1
 		rtcmd "$rt" delete -f "$ID-rss" >/dev/null 2>&1
 	done
+	# Rollouts and containers a failed section left behind.
+	for c in "$WORK/state/proctor/$ID-"*; do
+		[ -e "$c" ] && rtcmd proctor delete -f "${c##*/}" >/dev/null 2>&1
+	done
+	command -v podman >/dev/null &&
+		podman ps -aq --filter "name=^$ID-" | xargs -r podman rm -f -t 0 >/dev/null 2>&1
 	for p in "${PIDS_TO_KILL[@]:-}"; do
 		[ -n "$p" ] && kill "$p" 2>/dev/null
 	done
@@ -175,17 +192,56 @@ if [ -n "$CRUN" ]; then
 	esac
 fi
 
+# The host's cgroup layout and the layouts the run and exec rows cover
+# (BENCH_LAYOUTS overrides; see "Cgroup layouts" above).
+if [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then
+	HOST_LAYOUT=v2
+	DEFAULT_LAYOUTS="v2"
+	log "host is cgroup v2 only: no v1-only view is possible (no v1 hierarchy to show), rows cover v2"
+elif grep -q ' /sys/fs/cgroup/unified .* - cgroup2 ' /proc/self/mountinfo; then
+	HOST_LAYOUT=hybrid
+	DEFAULT_LAYOUTS="hybrid v1 v2"
+else
+	HOST_LAYOUT=v1
+	DEFAULT_LAYOUTS="v1 v2"
+fi
+LAYOUTS=${BENCH_LAYOUTS:-$DEFAULT_LAYOUTS}
+for l in $LAYOUTS; do
+	case $l in
+	hybrid) [ "$HOST_LAYOUT" = hybrid ] || die "BENCH_LAYOUTS: hybrid needs a hybrid host (this one is $HOST_LAYOUT)" ;;
+	v1) [ "$HOST_LAYOUT" != v2 ] || die "BENCH_LAYOUTS: no v1-only view on a v2-only host" ;;
+	v2) ;;
+	*) die "BENCH_LAYOUTS: $l is not one of hybrid v1 v2" ;;
+	esac
+done
+# On a v1-only host the host's layout is the v1 view: -u has nothing to
+# detach, and crun runs as it is.
+[ "$HOST_LAYOUT" = hybrid ] || CRUN_WRAP=""
+
 # Runtimes present, in a fixed base order; rounds rotate it.
 RTS=(proctor)
 [ -n "$CRUN" ] && RTS+=(crun) || log "crun not installed: its column stays empty"
 [ -n "$RUNC" ] && RTS+=(runc) || log "runc not installed: its column stays empty"
 mkdir -p "$WORK/state"
+# The cgroup layout the runtimes are shown (LAYOUT, see "Cgroup layouts"
+# above): hybrid = the host as it is (crun: its v1 view, it refuses the
+# rest), v1 = nswrap -u for every runtime, v2 = nswrap -2 for every runtime.
+LAYOUT=hybrid
+# layout_flag RT: the nswrap flag that shows RT the layout LAYOUT.
+layout_flag() {
+	case $LAYOUT in
+	hybrid) [ "$1" = crun ] && printf '%s' "$CRUN_WRAP" ;;
+	v1) printf -- -u ;;
+	v2) printf -- -2 ;;
+	esac
+	return 0
+}
 # rtargv RT: the argv prefix that runs runtime RT with its own --root.
 rtargv() {
 	case $1 in
-	proctor) echo "$NSWRAP $PROCTOR --root $WORK/state/proctor" ;;
-	crun) echo "$NSWRAP $CRUN_WRAP $CRUN --root $WORK/state/crun" ;;
-	runc) echo "$NSWRAP $RUNC --root $WORK/state/runc" ;;
+	proctor) echo "$NSWRAP $(layout_flag proctor) $PROCTOR --root $WORK/state/proctor" ;;
+	crun) echo "$NSWRAP $(layout_flag crun) $CRUN --root $WORK/state/crun" ;;
+	runc) echo "$NSWRAP $(layout_flag runc) $RUNC --root $WORK/state/runc" ;;
 	esac
 }
 rtcmd() {
@@ -331,29 +387,73 @@ log "mode: $([ "$QUICK" = 1 ] && echo quick || echo full), $ROUNDS rounds"
 hyperfine -N --style none --warmup 3 --runs $((ROUNDS * 10)) --export-json "$RAW/wrapper.0.json" \
 	-n plain "$NSWRAP /bin/true" -n unshare "$NSWRAP -u /bin/true" >/dev/null 2>>"$RAW/hyperfine.log"
 row wrapper "wrapper exec (all runtimes)" ms "$(hf_median wrapper plain)" "$(hf_median wrapper plain)" "$(hf_median wrapper plain)"
-row wrapper "wrapper -u extra (crun, mountns)" ms 0 \
-	"$(jq -n --argjson a "$(hf_median wrapper unshare)" --argjson b "$(hf_median wrapper plain)" '($a - $b) * 1000 | round / 1000')" 0
+hyperfine -N --style none --warmup 3 --runs $((ROUNDS * 10)) --export-json "$RAW/wrapper2.0.json" \
+	-n v2 "$NSWRAP -2 /bin/true" >/dev/null 2>>"$RAW/hyperfine.log"
+wextra() { jq -n --argjson a "$(hf_median "$1" "$2")" --argjson b "$(hf_median wrapper plain)" '($a - $b) * 1000 | round / 1000'; }
+row wrapper "wrapper -u extra (v1-only view; crun in every layout but v2)" ms "$(wextra wrapper unshare)" \
+	"$(wextra wrapper unshare)" "$(wextra wrapper unshare)"
+row wrapper "wrapper -2 extra (v2-only view)" ms "$(wextra wrapper2 v2)" "$(wextra wrapper2 v2)" "$(wextra wrapper2 v2)"
 
-# -------------------------------------------------------------------- run
+# ----------------------------------------------------------- run, exec
 
-if want run; then
-	log "run: $((ROUNDS * RUN_K)) containers per runtime (create+start+wait+delete of /bin/true)"
-	hf_rounds run "$ROUNDS" "$RUN_K" "RT run --bundle $BUNDLES/run $ID-run"
-	hf_row run "run /bin/true (create+start+wait+delete)" run
-fi
+# run_exec_rows SUFFIX LABEL: the run and exec rows in the current LAYOUT;
+# SUFFIX names the raw files, LABEL goes after the metric's name.
+run_exec_rows() {
+	local sfx=$1 label=$2 rt
+	if want run; then
+		log "run$label: $((ROUNDS * RUN_K)) containers per runtime (create+start+wait+delete of /bin/true)"
+		hf_rounds "run$sfx" "$ROUNDS" "$RUN_K" "RT run --bundle $BUNDLES/run $ID-run"
+		hf_row "run$sfx" "run /bin/true (create+start+wait+delete)$label" "run$sfx"
+	fi
+	if want exec; then
+		log "exec$label: $((ROUNDS * EXEC_K)) execs of /bin/true per runtime"
+		for rt in "${RTS[@]}"; do
+			rtcmd "$rt" run -d --bundle "$BUNDLES/exec" "$ID-exec" </dev/null >/dev/null 2>&1 ||
+				die "$rt: cannot start the exec container ($LAYOUT layout)"
+		done
+		hf_rounds "exec$sfx" "$ROUNDS" "$EXEC_K" "RT exec $ID-exec /bin/true"
+		hf_row "exec$sfx" "exec /bin/true into a running container$label" "exec$sfx"
+		for rt in "${RTS[@]}"; do rtcmd "$rt" delete -f "$ID-exec" >/dev/null 2>&1 || true; done
+	fi
+}
 
-# ------------------------------------------------------------------- exec
-
-if want exec; then
-	log "exec: $((ROUNDS * EXEC_K)) execs of /bin/true per runtime"
-	for rt in "${RTS[@]}"; do
-		rtcmd "$rt" run -d --bundle "$BUNDLES/exec" "$ID-exec" </dev/null >/dev/null 2>&1 ||
-			die "$rt: cannot start the exec container"
+# layout_rts: the runtimes that run a container in LAYOUT (crun 1.8 needs
+# CAP_SYS_RESOURCE on v2 to raise RLIMIT_MEMLOCK for its device filter);
+# prints them, and logs why one is left out.
+layout_rts() {
+	local rt err
+	for rt in "${RTS_ALL[@]}"; do
+		if err=$(rtcmd "$rt" run --bundle "$BUNDLES/run" "$ID-probe" 2>&1 </dev/null >/dev/null); then
+			printf '%s ' "$rt"
+		else
+			rtcmd "$rt" delete -f "$ID-probe" >/dev/null 2>&1
+			# crun leaves the cgroup it made before it gave up
+			[ "$LAYOUT" = v2 ] && rmdir "/sys/fs/cgroup/unified/$ID-probe" 2>/dev/null
+			err=$(printf '%s' "$err" | grep -v ambient | tail -1)
+			log "$rt cannot run a container in the $LAYOUT layout, its column stays empty: $err"
+			printf '%s: %s refused to run a container: %s\n' "$LAYOUT" "$rt" "$err" >>"$RESULTS/layouts.txt"
+		fi
 	done
-	hf_rounds exec "$ROUNDS" "$EXEC_K" "RT exec $ID-exec /bin/true"
-	hf_row exec "exec /bin/true into a running container" exec
-	for rt in "${RTS[@]}"; do rtcmd "$rt" delete -f "$ID-exec" >/dev/null 2>&1 || true; done
-fi
+}
+
+RTS_ALL=("${RTS[@]}")
+: >"$RESULTS/layouts.txt"
+case " $LAYOUTS " in *" hybrid "*)
+	[ -n "$CRUN" ] && [ -n "$CRUN_WRAP" ] &&
+		echo "hybrid: crun 1.8 refuses this hybrid host; its hybrid rows are its v1-only view (nswrap -u)" >"$RESULTS/layouts.txt"
+	;;
+esac
+for LAYOUT in $LAYOUTS; do
+	case $LAYOUT in
+	hybrid) sfx="" label="" ;;
+	*) sfx="-$LAYOUT" label=" [$LAYOUT-only view]" ;;
+	esac
+	read -r -a RTS <<<"$(layout_rts)"
+	[ "${#RTS[@]}" -gt 0 ] || die "no runtime runs a container in the $LAYOUT layout"
+	run_exec_rows "$sfx" "$label"
+done
+LAYOUT=hybrid
+RTS=("${RTS_ALL[@]}")
 
 # ----------------------------------------------------------------- userns
 
@@ -447,10 +547,44 @@ if want proxy; then
 	# its own timer: the origin then caps the direct download at ~3.5 GiB/s
 	# and any path through a proxy at ~2.3, and the rows measure the
 	# origin's pacing instead of the path.  docs/performance.md gives both.
-	ip netns exec "$ORIGIN_NS" sysctl -qw net.ipv4.tcp_congestion_control="${BENCH_ORIGIN_CC:-cubic}" ||
-		die "cannot set the origin's congestion control to ${BENCH_ORIGIN_CC:-cubic}"
-	ip netns exec "$ORIGIN_NS" "$WORK/upstream" "$UP_PORT" 900 0.0.0.0 &
-	PIDS_TO_KILL+=($!)
+	# Outside the initial network namespace the sysctl accepts only the
+	# algorithms of net.ipv4.tcp_allowed_congestion_control (some hosts
+	# allow "reno bbr"); then the origin sets it on its listener with
+	# TCP_CONGESTION (bench/upstream.c), which needs CAP_NET_ADMIN only;
+	# then reno, then whatever the namespace has.  ORIGIN_CC_HOW says which.
+	WANT_CC=${BENCH_ORIGIN_CC:-cubic}
+	ORIGIN_CC="" ORIGIN_CC_HOW=""
+	if ip netns exec "$ORIGIN_NS" sysctl -qw net.ipv4.tcp_congestion_control="$WANT_CC" 2>/dev/null; then
+		ORIGIN_CC=$WANT_CC ORIGIN_CC_HOW="namespace default (sysctl)"
+	fi
+	start_origin() {
+		ip netns exec "$ORIGIN_NS" "$WORK/upstream" "$UP_PORT" 900 0.0.0.0 "$@" 2>"$WORK/upstream.log" &
+		ORIGIN_PID=$!
+		PIDS_TO_KILL+=("$ORIGIN_PID")
+		local i
+		for ((i = 0; i < 50; i++)); do
+			grep -q '^upstream: congestion control' "$WORK/upstream.log" && return 0
+			kill -0 "$ORIGIN_PID" 2>/dev/null || return 1
+			sleep 0.1
+		done
+		return 1
+	}
+	if [ -n "$ORIGIN_CC" ]; then
+		start_origin || die "origin did not start: $(cat "$WORK/upstream.log")"
+	elif start_origin "$WANT_CC"; then
+		ORIGIN_CC=$WANT_CC
+		ORIGIN_CC_HOW="socket option TCP_CONGESTION (sysctl refused: allowed are $(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control))"
+	elif ip netns exec "$ORIGIN_NS" sysctl -qw net.ipv4.tcp_congestion_control=reno 2>/dev/null && start_origin; then
+		ORIGIN_CC=reno ORIGIN_CC_HOW="fallback: $WANT_CC refused by sysctl and socket option"
+	else
+		start_origin || die "origin did not start: $(cat "$WORK/upstream.log")"
+		ORIGIN_CC=$(sed -n 's/^upstream: congestion control //p' "$WORK/upstream.log")
+		ORIGIN_CC_HOW="fallback: the namespace's default; $WANT_CC and reno refused"
+	fi
+	got=$(sed -n 's/^upstream: congestion control //p' "$WORK/upstream.log")
+	[ "$got" = "$ORIGIN_CC" ] || die "origin's congestion control is $got, expected $ORIGIN_CC"
+	log "proxy origin congestion control: $ORIGIN_CC, via $ORIGIN_CC_HOW"
+	printf '%s\t%s\n' "$ORIGIN_CC" "$ORIGIN_CC_HOW" >"$RESULTS/origin-cc.txt"
 	PROXY_LIST=(direct)
 	declare -A PROXY_PID=()
 	# proxy_cpu_ms NAME: CPU time (user+sys, all threads) the proxy process
@@ -574,29 +708,37 @@ if want proxy; then
 	} >"$RESULTS/proxy.tsv"
 fi
 
+# podman_setup: sets IMAGE (a busybox image podman has) and writes the
+# runtime wrappers $WORK/podman-rt/RT: podman takes a runtime path; these
+# add the same nswrap exec the direct rows pay (and -u for crun).
+podman_setup() {
+	local rt real w
+	IMAGE=localhost/proctor/busybox
+	if ! podman image exists "$IMAGE" 2>/dev/null; then
+		IMAGE=localhost/proctor-bench/busybox
+		podman image exists "$IMAGE" 2>/dev/null ||
+			tar -C "$BUNDLES/rootfs" -c . | podman import -q - "$IMAGE" >/dev/null
+	fi
+	mkdir -p "$WORK/podman-rt"
+	for rt in "${RTS[@]}"; do
+		case $rt in
+		proctor) real=$PROCTOR w="" ;;
+		crun) real=$CRUN w=$CRUN_WRAP ;;
+		runc) real=$RUNC w="" ;;
+		esac
+		printf '#!/bin/sh\nexec %s %s %s "$@"\n' "$NSWRAP" "$w" "$real" >"$WORK/podman-rt/$rt"
+		chmod +x "$WORK/podman-rt/$rt"
+	done
+}
+
 # ----------------------------------------------------------------- podman
 
 if want podman; then
 	if ! command -v podman >/dev/null; then
 		log "podman not installed: skipped"
 	else
-		IMAGE=localhost/proctor/busybox
-		if ! podman image exists "$IMAGE" 2>/dev/null; then
-			IMAGE=localhost/proctor-bench/busybox
-			podman image exists "$IMAGE" 2>/dev/null ||
-				tar -C "$BUNDLES/rootfs" -c . | podman import -q - "$IMAGE" >/dev/null
-		fi
-		# podman takes a runtime path; these wrappers add the same nswrap
-		# exec the direct rows pay (and -u for crun).
-		mkdir -p "$WORK/podman-rt"
+		podman_setup
 		for rt in "${RTS[@]}"; do
-			case $rt in
-			proctor) real=$PROCTOR w="" ;;
-			crun) real=$CRUN w=$CRUN_WRAP ;;
-			runc) real=$RUNC w="" ;;
-			esac
-			printf '#!/bin/sh\nexec %s %s %s "$@"\n' "$NSWRAP" "$w" "$real" >"$WORK/podman-rt/$rt"
-			chmod +x "$WORK/podman-rt/$rt"
 			podman --runtime "$WORK/podman-rt/$rt" run --rm "$IMAGE" /bin/true ||
 				die "podman with $rt cannot run $IMAGE"
 		done
@@ -614,6 +756,13 @@ if want podman; then
 		done
 		hf_row podman "podman run --rm busybox /bin/true" podman
 	fi
+fi
+
+# ---------------------------------------------------------------- rollout
+
+if want rollout; then
+	# shellcheck source=bench/rollout.sh
+	. "$BENCH/rollout.sh"
 fi
 
 # ------------------------------------------------------------------ report

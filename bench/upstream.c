@@ -10,8 +10,20 @@
  * need.  Whatever limits the 1 GB throughput test or the short-request
  * test is the client, the proxy or the network path.
  *
- *   upstream PORT [SECONDS [ADDR]]   serve on ADDR:PORT (default 127.0.0.1)
- *                                    until SIGTERM or SECONDS (default 900)
+ *   upstream PORT [SECONDS [ADDR [CC]]]
+ *       serve on ADDR:PORT (default 127.0.0.1) until SIGTERM or SECONDS
+ *       (default 900); with CC, set the listener's TCP congestion control
+ *       to CC (TCP_CONGESTION, tcp(7)); accepted sockets inherit it.
+ *
+ * Why CC: bench/run.sh wants the origin on cubic whatever the host's
+ * default is.  Setting the namespace's default (the sysctl
+ * net.ipv4.tcp_congestion_control) to an algorithm outside
+ * net.ipv4.tcp_allowed_congestion_control fails with EPERM in any network
+ * namespace but the initial one, and some hosts allow only "reno bbr";
+ * the socket option checks CAP_NET_ADMIN in the socket's network
+ * namespace instead (tcp_set_congestion_control()), which root has.
+ * It prints the algorithm the listener ended up with on stderr
+ * ("upstream: congestion control NAME") so the caller can say what it used.
  *
  * It stops by itself so a benchmark that dies never leaves it behind. */
 #define _GNU_SOURCE
@@ -116,7 +128,7 @@ main (int argc, char **argv)
 {
   if (argc < 2)
     {
-      fprintf (stderr, "usage: upstream PORT [SECONDS [ADDR]]\n");
+      fprintf (stderr, "usage: upstream PORT [SECONDS [ADDR [CC]]]\n");
       return 2;
     }
   int port = atoi (argv[1]);
@@ -140,11 +152,20 @@ main (int argc, char **argv)
       fprintf (stderr, "upstream: bad address %s\n", argv[3]);
       return 2;
     }
+  if (argc > 4 && setsockopt (ls, IPPROTO_TCP, TCP_CONGESTION, argv[4], (socklen_t) strlen (argv[4])) < 0)
+    {
+      fprintf (stderr, "upstream: TCP_CONGESTION %s: %s\n", argv[4], strerror (errno));
+      return 1;
+    }
   if (bind (ls, (struct sockaddr *) &sa, sizeof sa) < 0 || listen (ls, 4096) < 0)
     {
       perror ("upstream: bind/listen");
       return 1;
     }
+  char cc[32] = "";
+  socklen_t cclen = sizeof cc - 1;
+  if (getsockopt (ls, IPPROTO_TCP, TCP_CONGESTION, cc, &cclen) == 0)
+    fprintf (stderr, "upstream: congestion control %s\n", cc);
   int ep = epoll_create1 (EPOLL_CLOEXEC);
   struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
   epoll_ctl (ep, EPOLL_CTL_ADD, ls, &ev);

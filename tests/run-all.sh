@@ -61,7 +61,11 @@ fi
 rm -rf "$asan_top"
 
 section "configure"
-./configure
+# The build under test has the test-only crash hook that
+# tests/security/faults.bats drives (PROCTOR_TEST_CRASH_AT); a release build
+# (plain ./configure) lacks it.  The sanitizer build above is configured
+# without it, so tests/unit/test_fault_hook.sh checks both kinds.
+./configure --enable-fault-injection
 
 section "build"
 make -j2

@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 PACKAGES=(
 	autoconf automake libtool pkg-config gcc make
 	libseccomp-dev libcap-dev libyajl-dev libmnl-dev libselinux1-dev
-	libevent-dev libcmocka-dev libsystemd-dev
+	libevent-dev libcmocka-dev libsystemd-dev nettle-dev
 	bats podman crun runc debootstrap busybox-static uidmap iproute2
 	jq python3 curl docker.io containerd iptables tini go-md2man
 	util-linux procps file clang libclang-rt-dev man-db

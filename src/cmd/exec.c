@@ -3,8 +3,10 @@
 #include "cmd.h"
 #include "../base/util.h"
 #include "../lifecycle/exec.h"
+#include "../rollout/phase.h"
 
 #include <errno.h>
+#include <string.h>
 
 enum { OPT_CONSOLE = 3001, OPT_CWD, OPT_PID_FILE, OPT_LABEL, OPT_APPARMOR, OPT_NNP, OPT_PRESERVE, OPT_CGROUP,
        OPT_IGNORE_PAUSED };
@@ -15,7 +17,21 @@ struct exec_cli
   char **env;
   char **caps;
   char **gids;
+  char **args; /* the command, copied out of argv */
 };
+
+/* `proctor exec ID proctor-phase PHASE SECRET -- CMD...` (the rollout's
+ * argv phase switch, src/rollout/phase.h): the secret is wiped from our
+ * own argv memory once copied, so neither this process's
+ * /proc/PID/cmdline nor that of the exec's child (which shows the same
+ * memory until it calls execve, from inside the container's pid
+ * namespace) holds it. */
+static void
+scrub_phase_secret (char **args)
+{
+  if (args[0] && strcmp (args[0], PR_PHASE_ARGV0) == 0 && args[1] && args[2])
+    explicit_bzero (args[2], strlen (args[2]));
+}
 
 static int
 handle (int key, const char *arg, void *data, pr_error **err)
@@ -63,13 +79,16 @@ run_exec (struct pr_global *g, int argc, char **argv)
       goto out;
     }
   c.o.id = argv[first];
-  c.o.args = argv + first + 1;
+  c.args = pr_strv_dup (argv + first + 1);
+  c.o.args = c.args;
+  scrub_phase_secret (argv + first + 1);
   c.o.env = c.env;
   c.o.caps = c.caps;
   c.o.additional_gids = c.gids;
   if (pr_container_exec (g, &c.o, &code, &err) < 0)
     code = pr_cmd_fail (err);
 out:
+  pr_strv_free (c.args);
   pr_strv_free (c.env);
   pr_strv_free (c.caps);
   pr_strv_free (c.gids);

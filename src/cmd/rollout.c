@@ -2,6 +2,7 @@
  * policy, hidden paths and egress decisions (SPEC section 2). */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "../base/json.h"
 #include "../base/util.h"
 #include "../lifecycle/state.h"
 #include "../rollout/hidden.h"
@@ -11,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,56 +39,95 @@ load (struct pr_global *g, const char *id, bool exclusive, struct pr_state **st,
   return 0;
 }
 
-/* "egress": the operator's reachable ranges the helper was started with
- * (PROCTOR_EGRESS_REACHABLE at create; [] when none or no helper). */
+/* "egress": {"reachable": [...]}: the operator's reachable ranges the
+ * helper was started with (PROCTOR_EGRESS_REACHABLE at create; [] when
+ * none or no helper). */
 static void
-print_egress (const struct pr_state *st)
+gen_egress (yajl_gen g, const struct pr_state *st)
 {
   _cleanup_free_ char *text = NULL;
-  printf ("  \"egress\": {\"reachable\": [");
+  GS (g, "egress");
+  yajl_gen_map_open (g);
+  GS (g, "reachable");
+  yajl_gen_array_open (g);
   if (pr_read_file_at (st->state_dirfd, PR_EGRESS_REACHABLE, &text, NULL, NULL) == 0 && text)
     {
       char *rest = text, *t;
-      bool first = true;
       while ((t = strsep (&rest, ",\n")) != NULL)
         if (*t)
-          {
-            /* Written by create from a parsed list: digits, hex, '.', ':' and '/'. */
-            printf ("%s\"%s\"", first ? "" : ", ", t);
-            first = false;
-          }
+          GS (g, t);
     }
-  printf ("]},\n");
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
 }
 
-static int
-print_status (const struct pr_state *st, const struct pr_rollout *r)
+/* "hidden": [{"path": P, "in_image": B}, ...]: each hide path, and whether
+ * the image had something there (its stash entry in the state dir). */
+static void
+gen_hidden (yajl_gen g, const struct pr_state *st, const struct pr_policy *p)
 {
-  const struct pr_policy *p = r->policy;
-  _cleanup_free_ char *policy = pr_policy_to_json (p);
   _cleanup_close_ int stash = openat (st->state_dirfd, PR_HIDDEN_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  static const enum pr_phase phases[] = { PR_PHASE_AGENT, PR_PHASE_SETUP, PR_PHASE_VERIFIER };
-
-  printf ("{\n  \"id\": \"%s\",\n  \"status\": \"%s\",\n  \"phase\": \"%s\",\n", st->id, pr_state_status (st),
-          pr_phase_name (r->default_phase));
-  printf ("  \"network\": {");
-  for (size_t i = 0; i < PR_ARRAY_SIZE (phases); i++)
-    printf ("%s\"%s\": \"%s\"", i ? ", " : "", pr_phase_name (phases[i]),
-            pr_net_mode_name (pr_policy_net_mode (p, phases[i])));
-  printf ("},\n");
-  print_egress (st);
-  printf ("  \"users\": {\"agent\": \"%s\", \"verifier\": \"%s\"},\n",
-          p->agent.user ? p->agent.user : "(container user)", p->verifier.user ? p->verifier.user : "(container user)");
-  printf ("  \"hidden\": [");
+  GS (g, "hidden");
+  yajl_gen_array_open (g);
   for (size_t i = 0; p->hide && p->hide[i]; i++)
     {
       char name[32];
       struct stat sb;
       snprintf (name, sizeof name, "%zu", i);
       bool stashed = stash >= 0 && fstatat (stash, name, &sb, AT_SYMLINK_NOFOLLOW) == 0;
-      printf ("%s{\"path\": \"%s\", \"in_image\": %s}", i ? ", " : "", p->hide[i], stashed ? "true" : "false");
+      yajl_gen_map_open (g);
+      GS (g, "path");
+      GS (g, p->hide[i]);
+      GS (g, "in_image");
+      yajl_gen_bool (g, stashed);
+      yajl_gen_map_close (g);
     }
-  printf ("],\n  \"policy\": %s\n}\n", policy);
+  yajl_gen_array_close (g);
+}
+
+/* Prints the status document.  Generated with yajl, never assembled with
+ * printf: hide paths and user names come from the policy and may hold any
+ * character, '"' and '\\' included (RFC 8259 section 7 escaping). */
+static int
+print_status (const struct pr_state *st, const struct pr_rollout *r, pr_error **err)
+{
+  const struct pr_policy *p = r->policy;
+  static const enum pr_phase phases[] = { PR_PHASE_AGENT, PR_PHASE_SETUP, PR_PHASE_VERIFIER };
+  yajl_gen g = yajl_gen_alloc (NULL);
+  if (g == NULL)
+    abort ();
+  yajl_gen_config (g, yajl_gen_beautify, 1);
+  yajl_gen_config (g, yajl_gen_indent_string, "  ");
+  yajl_gen_map_open (g);
+  GS (g, "id");
+  GS (g, st->id);
+  GS (g, "status");
+  GS (g, pr_state_status (st));
+  GS (g, "phase");
+  GS (g, pr_phase_name (r->default_phase));
+  GS (g, "network");
+  yajl_gen_map_open (g);
+  for (size_t i = 0; i < PR_ARRAY_SIZE (phases); i++)
+    {
+      GS (g, pr_phase_name (phases[i]));
+      GS (g, pr_net_mode_name (pr_policy_net_mode (p, phases[i])));
+    }
+  yajl_gen_map_close (g);
+  gen_egress (g, st);
+  GS (g, "users");
+  yajl_gen_map_open (g);
+  GS (g, "agent");
+  GS (g, p->agent.user ? p->agent.user : "(container user)");
+  GS (g, "verifier");
+  GS (g, p->verifier.user ? p->verifier.user : "(container user)");
+  yajl_gen_map_close (g);
+  gen_hidden (g, st, p);
+  GS (g, "policy");
+  pr_policy_gen (g, p);
+  yajl_gen_map_close (g);
+  _cleanup_free_ char *text = pr_json_gen_finish_line (g);
+  if (fputs (text, stdout) == EOF || fflush (stdout) != 0)
+    return pr_error_set (err, errno, "write the status");
   return 0;
 }
 
@@ -97,7 +138,7 @@ run_status (struct pr_global *g, const char *id, pr_error **err)
   _cleanup_rollout_ struct pr_rollout *r = NULL;
   if (load (g, id, false, &st, &r, err) < 0)
     return -1;
-  return print_status (st, r);
+  return print_status (st, r, err);
 }
 
 static int

@@ -68,8 +68,12 @@ int pr_container_kill (const struct pr_global *g, const char *id, int sig, bool 
 
 /* Deletes a stopped or created container (force: any state, killing it):
  * kills what is left in its cgroup, removes the cgroup, runs poststop
- * hooks, removes the state directory.  Errors: does not exist; "cannot
- * delete container ID that is not stopped: STATUS" without force. */
+ * hooks, removes the state directory.  With force, a container without
+ * state (pr_state_load's ENOENT: no state directory, or one without
+ * state.json) is no error, as in runc: its directory is removed.  Errors:
+ * ENOENT "does not exist" without force; a corrupt state.json (EINVAL),
+ * with or without force; "cannot delete container ID that is not stopped:
+ * STATUS" without force. */
 int pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_error **err);
 
 /* Waits for our child pid to exit while forwarding the signals in mask

@@ -353,7 +353,7 @@ prepare (struct exec_ctx *c, const struct pr_global *g, pr_error **err)
     return -1;
   if (c->rollout && pr_rollout_exec_prepare (c->rollout, &c->cfg->process, &c->phase, err) < 0)
     return -1;
-  if (c->rollout && c->phase == PR_PHASE_VERIFIER && pr_verifier_view_open (c->rollout, &c->view, err) < 0)
+  if (c->rollout && c->phase == PR_PHASE_VERIFIER && pr_verifier_view_open (c->rollout, c->st->pid, &c->view, err) < 0)
     return -1;
   if (c->rollout)
     {

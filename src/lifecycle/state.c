@@ -217,6 +217,19 @@ parse_state (const char *json, struct pr_state *st, pr_error **err)
   return 0;
 }
 
+/* The error for a container with no state: errnum ENOENT, so that callers
+ * decide on it (a forced delete succeeds), with the message runc gives and
+ * engines look for ("does not exist"), without ": No such file or
+ * directory" appended. */
+static int
+no_such_container (pr_error **err, const char *id)
+{
+  pr_error_set (err, 0, "container `%s` does not exist", id);
+  if (err && *err)
+    (*err)->errnum = ENOENT;
+  return -1;
+}
+
 int
 pr_state_load (const char *root, const char *id, bool exclusive, struct pr_state **out, pr_error **err)
 {
@@ -227,7 +240,7 @@ pr_state_load (const char *root, const char *id, bool exclusive, struct pr_state
   if (fd < 0)
     {
       if (errno == ENOENT)
-        return pr_error_set (err, 0, "container `%s` does not exist", id);
+        return no_such_container (err, id);
       return pr_error_set (err, errno, "open state directory `%s`", dir);
     }
   struct pr_state *st = xmalloc0 (sizeof *st);
@@ -241,7 +254,7 @@ pr_state_load (const char *root, const char *id, bool exclusive, struct pr_state
       if (err && *err && (*err)->errnum == ENOENT)
         {
           pr_error_free (err);
-          return pr_error_set (err, 0, "container `%s` does not exist", id);
+          return no_such_container (err, id);
         }
       return -1;
     }

@@ -10,6 +10,7 @@
 #include "hidden.h"
 #include "../base/log.h"
 #include "../base/util.h"
+#include "../linux/mount.h"
 #include "../linux/safepath.h"
 
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <libgen.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -190,4 +192,193 @@ pr_hidden_restore (int rootfd, char *const *hide, int state_dirfd, pr_error **er
   if (ret == 0)
     unlinkat (state_dirfd, PR_HIDDEN_DIR, AT_REMOVEDIR);
   return ret;
+}
+
+/* ------------------------------------------------ engine mounts at hidden paths
+ *
+ * The record is a sequence of entries, each three NUL-terminated fields:
+ * "<flags in hex>:<r or ->", the source ("" for a tmpfs), the destination.
+ * NUL cannot occur in a path, so no quoting is needed. */
+
+#define KEPT_FLAGS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+/* dest with "//", "." and ".." resolved lexically (as RESOLVE_IN_ROOT
+ * resolves them when no symlink is on the way), so that "/./tests" or
+ * "/x/../tests" is recognised as /tests.  malloc'd. */
+static char *
+lexical (const char *dest)
+{
+  char *out = xmalloc0 (strlen (dest) + 2);
+  size_t n = 0;
+  for (const char *p = dest; *p;)
+    {
+      while (*p == '/')
+        p++;
+      size_t len = strcspn (p, "/");
+      if (len == 0 || (len == 1 && p[0] == '.'))
+        ;
+      else if (len == 2 && p[0] == '.' && p[1] == '.')
+        {
+          while (n > 0 && out[n - 1] != '/')
+            n--;
+          if (n > 0)
+            n--;
+        }
+      else
+        {
+          out[n++] = '/';
+          memcpy (out + n, p, len);
+          n += len;
+        }
+      p += len;
+    }
+  if (n == 0)
+    out[n++] = '/';
+  out[n] = '\0';
+  return out;
+}
+
+static const char *
+hidden_prefix (char *const *hide, const char *dest)
+{
+  _cleanup_free_ char *norm = lexical (dest);
+  for (size_t i = 0; hide && hide[i]; i++)
+    if (pr_path_is_under (norm, hide[i]))
+      return hide[i];
+  return NULL;
+}
+
+static int
+describe_mount (const struct pr_mount *m, struct pr_hidden_mount *h, pr_error **err)
+{
+  struct pr_mount_flags f = { 0 };
+  if (pr_mount_parse_options (m->options, &f, err) < 0)
+    return -1;
+  free (f.data);
+  bool bind = f.bind || (m->type && strcmp (m->type, "bind") == 0);
+  if (f.idmap || m->n_uid_mappings || m->n_gid_mappings)
+    return pr_error_invalid (err, "rollout: mount at hidden path `%s`: an idmapped mount cannot be made verifier-only",
+                             m->destination);
+  if (!bind && !(m->type && strcmp (m->type, "tmpfs") == 0))
+    return pr_error_invalid (err, "rollout: mount at hidden path `%s`: type `%s` cannot be made verifier-only",
+                             m->destination, m->type ? m->type : "(none)");
+  if (bind && (m->source == NULL || m->source[0] != '/'))
+    return pr_error_invalid (err, "rollout: mount at hidden path `%s`: bind source must be an absolute host path",
+                             m->destination);
+  h->source = bind ? m->source : NULL;
+  h->destination = lexical (m->destination);
+  h->flags = f.flags & KEPT_FLAGS;
+  h->recursive = f.recursive;
+  return 0;
+}
+
+static void
+append_field (char **buf, size_t *len, const char *s)
+{
+  size_t n = strlen (s) + 1;
+  *buf = xrealloc (*buf, *len + n);
+  memcpy (*buf + *len, s, n);
+  *len += n;
+}
+
+int
+pr_hidden_take_mounts (struct pr_config *cfg, char *const *hide, int state_dirfd, pr_error **err)
+{
+  _cleanup_free_ char *buf = NULL;
+  size_t len = 0, kept = 0;
+  for (size_t i = 0; i < cfg->n_mounts; i++)
+    {
+      const struct pr_mount *m = &cfg->mounts[i];
+      struct pr_hidden_mount h = { 0 };
+      if (m->destination == NULL || hidden_prefix (hide, m->destination) == NULL)
+        continue;
+      if (describe_mount (m, &h, err) < 0)
+        return -1;
+      char head[32];
+      snprintf (head, sizeof head, "%lx:%c", h.flags, h.recursive ? 'r' : '-');
+      append_field (&buf, &len, head);
+      append_field (&buf, &len, h.source ? h.source : "");
+      append_field (&buf, &len, h.destination);
+      free (h.destination);
+    }
+  if (len == 0)
+    return 0;
+  if (pr_write_file_at (state_dirfd, PR_HIDDEN_MOUNTS_FILE, buf, len, 0600, err) < 0)
+    return -1;
+  /* Only now, with the record safe, does the container lose them. */
+  for (size_t i = 0; i < cfg->n_mounts; i++)
+    {
+      struct pr_mount *m = &cfg->mounts[i];
+      if (m->destination == NULL || hidden_prefix (hide, m->destination) == NULL)
+        {
+          cfg->mounts[kept++] = *m;
+          continue;
+        }
+      pr_debug ("rollout: mount at %s is verifier-only", m->destination);
+      free (m->destination);
+      free (m->source);
+      free (m->type);
+      pr_strv_free (m->options);
+      free (m->uid_mappings);
+      free (m->gid_mappings);
+    }
+  cfg->n_mounts = kept;
+  return 0;
+}
+
+int
+pr_hidden_mounts_load (int state_dirfd, struct pr_hidden_mount **out, size_t *n, pr_error **err)
+{
+  _cleanup_free_ char *text = NULL;
+  size_t len = 0;
+  *out = NULL;
+  *n = 0;
+  if (faccessat (state_dirfd, PR_HIDDEN_MOUNTS_FILE, F_OK, 0) < 0)
+    return 0;
+  if (pr_read_file_at (state_dirfd, PR_HIDDEN_MOUNTS_FILE, &text, &len, err) < 0)
+    return -1;
+  struct pr_hidden_mount *v = NULL;
+  size_t count = 0, pos = 0;
+  while (pos < len)
+    {
+      const char *f[3];
+      for (int k = 0; k < 3; k++)
+        {
+          const char *end = memchr (text + pos, '\0', len - pos);
+          if (end == NULL)
+            {
+              pr_hidden_mounts_free (v, count);
+              return pr_error_invalid (err, "%s: damaged record", PR_HIDDEN_MOUNTS_FILE);
+            }
+          f[k] = text + pos;
+          pos = end - text + 1;
+        }
+      unsigned long flags = 0;
+      char rec = '-';
+      if (sscanf (f[0], "%lx:%c", &flags, &rec) != 2 || f[2][0] != '/')
+        {
+          pr_hidden_mounts_free (v, count);
+          return pr_error_invalid (err, "%s: damaged record", PR_HIDDEN_MOUNTS_FILE);
+        }
+      v = xrealloc (v, (count + 1) * sizeof *v);
+      v[count].source = f[1][0] ? xstrdup (f[1]) : NULL;
+      v[count].destination = xstrdup (f[2]);
+      v[count].flags = flags & KEPT_FLAGS;
+      v[count].recursive = rec == 'r';
+      count++;
+    }
+  *out = v;
+  *n = count;
+  return 0;
+}
+
+void
+pr_hidden_mounts_free (struct pr_hidden_mount *v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      free (v[i].source);
+      free (v[i].destination);
+    }
+  free (v);
 }

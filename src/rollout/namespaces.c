@@ -3,7 +3,6 @@
  * a fresh network namespace, private ipc and uts for a pod's. */
 #define _GNU_SOURCE
 #include "namespaces.h"
-#include "identity.h"
 #include "../base/util.h"
 #include "../linux/namespace.h"
 
@@ -13,7 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MIN_MAP_SIZE 65536
+/* user_namespaces(7): ids 0..4294967294; 4294967295 is (uid_t) -1. */
+#define FULL_MAP_SIZE UINT32_MAX
 
 static struct pr_namespace *
 find_ns (struct pr_config *cfg, int type)
@@ -111,32 +111,26 @@ refuse_host_namespaces (struct pr_config *cfg, pr_error **err)
 
 /* ------------------------------------------------------ user, network */
 
-/* The agent's user namespace: the engine's when it gave one, else an
- * identity map over every id the image names (at least 0..65535), so
- * non-root images and chown work while the agent's root holds capabilities
- * only inside its own namespaces. */
-static int
-ensure_user_namespace (struct pr_config *cfg, int rootfd, pr_error **err)
+/* The agent's user namespace: the engine's when it gave one, else the
+ * identity map a plain root container reads in /proc/self/uid_map and
+ * gid_map, "0 0 4294967295" (every id but (uid_t) -1, which the kernel
+ * reserves as "no id").  A narrower map is a fingerprint an agent can read
+ * (issue #15 item 7) and turns image files owned by ids above it into the
+ * overflow id.  Non-root images and chown to any id work; the agent's root
+ * holds capabilities only inside its own namespaces, as with any map. */
+static void
+ensure_user_namespace (struct pr_config *cfg)
 {
   if (find_ns (cfg, CLONE_NEWUSER))
-    return 0;
-  uint32_t max_uid = 0, max_gid = 0;
-  if (pr_identity_max_ids (rootfd, &max_uid, &max_gid, err) < 0)
-    return -1;
-  uint32_t size = MIN_MAP_SIZE;
-  if (max_uid >= size)
-    size = max_uid + 1;
-  if (max_gid >= size)
-    size = max_gid + 1;
+    return;
   add_ns (cfg, CLONE_NEWUSER);
   free (cfg->linux.uid_mappings);
   free (cfg->linux.gid_mappings);
   cfg->linux.uid_mappings = xmalloc0 (sizeof (struct pr_idmap));
   cfg->linux.gid_mappings = xmalloc0 (sizeof (struct pr_idmap));
-  cfg->linux.uid_mappings[0] = (struct pr_idmap){ 0, 0, size };
-  cfg->linux.gid_mappings[0] = (struct pr_idmap){ 0, 0, size };
+  cfg->linux.uid_mappings[0] = (struct pr_idmap){ 0, 0, FULL_MAP_SIZE };
+  cfg->linux.gid_mappings[0] = (struct pr_idmap){ 0, 0, FULL_MAP_SIZE };
   cfg->linux.n_uid_mappings = cfg->linux.n_gid_mappings = 1;
-  return 0;
 }
 
 /* A fresh network namespace with only lo: any namespace the engine
@@ -269,7 +263,7 @@ clamp_ping_group_range (struct pr_config *cfg)
 }
 
 int
-pr_rollout_namespaces (struct pr_config *cfg, int rootfd, pr_error **err)
+pr_rollout_namespaces (struct pr_config *cfg, pr_error **err)
 {
   if (refuse_host_namespaces (cfg, err) < 0)
     return -1;
@@ -277,8 +271,7 @@ pr_rollout_namespaces (struct pr_config *cfg, int rootfd, pr_error **err)
    * have, so the engine's choice is read before one is added. */
   if (private_namespace (cfg, CLONE_NEWIPC, err) < 0 || private_namespace (cfg, CLONE_NEWUTS, err) < 0)
     return -1;
-  if (ensure_user_namespace (cfg, rootfd, err) < 0)
-    return -1;
+  ensure_user_namespace (cfg);
   ensure_fresh_network (cfg);
   clamp_ping_group_range (cfg);
   return 0;

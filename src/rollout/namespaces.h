@@ -16,14 +16,14 @@
 #include "../base/error.h"
 #include "../config/config.h"
 
-/* Rewrites cfg->linux.namespaces for a rollout whose image root is rootfd:
+/* Rewrites cfg->linux.namespaces for a rollout:
  *  - refuses a pid, ipc or network namespace that is the host's (not
  *    listed, or a path naming the runtime's own namespace: what a hostPID,
  *    hostIPC or hostNetwork pod's container gets), and a pid namespace
  *    joined by path (a pod with shareProcessNamespace), since the agent's
  *    pid 1 and /proc must be its own;
- *  - a user namespace when the engine gave none: an identity map over
- *    0..max(65535, the highest id in the image's passwd and group);
+ *  - a user namespace when the engine gave none, with the identity map
+ *    "0 0 4294967295" a plain root container has (uid and gid);
  *  - a fresh network namespace in place of any path (the pod's, the
  *    engine's): only lo, the egress helper is the way out;
  *  - a new ipc and uts namespace in place of a path whose namespace the
@@ -38,7 +38,7 @@
  * and network namespaces" (all host namespaces named at once), "rollout
  * refused: the container would join the pid namespace at `PATH` (a pod
  * with shareProcessNamespace) ..."; open/fstat/ioctl errnos of a namespace
- * path; reading the image's passwd/group; reading the joined hostname. */
-int pr_rollout_namespaces (struct pr_config *cfg, int rootfd, pr_error **err);
+ * path; reading the joined hostname. */
+int pr_rollout_namespaces (struct pr_config *cfg, pr_error **err);
 
 #endif

@@ -42,5 +42,6 @@ int pr_policy_parse_phase (yajl_val v, const char *name, struct pr_phase_policy 
 int pr_policy_parse_hide (yajl_val v, struct pr_policy *p, pr_error **err);
 int pr_policy_parse_peers (yajl_val v, struct pr_policy *p, pr_error **err);
 int pr_policy_parse_drop_env (yajl_val v, struct pr_policy *p, pr_error **err);
+int pr_policy_parse_phase_secret (yajl_val v, struct pr_policy *p, pr_error **err);
 
 #endif

@@ -159,7 +159,8 @@ first_line (char *s)
 static int
 parse_document (const char *data, size_t len, bool check_sources, struct pr_policy **out, pr_error **err)
 {
-  static const char *const keys[] = { "version", "environment", "agent", "verifier", "hide", "peers", "drop_env", NULL };
+  static const char *const keys[] = { "version", "environment", "agent", "verifier", "hide", "peers", "drop_env",
+                                      "phase_secret_sha256", NULL };
   if (len > POLICY_MAX_BYTES)
     return pr_policy_perr (err, "document is larger than %d bytes", POLICY_MAX_BYTES);
   if (memchr (data, '\0', len))
@@ -230,6 +231,8 @@ parse_document (const char *data, size_t len, bool check_sources, struct pr_poli
   if ((v = pr_policy_member (tree, "peers")) && pr_policy_parse_peers (v, p, err) < 0)
     goto out;
   if ((v = pr_policy_member (tree, "drop_env")) && pr_policy_parse_drop_env (v, p, err) < 0)
+    goto out;
+  if ((v = pr_policy_member (tree, "phase_secret_sha256")) && pr_policy_parse_phase_secret (v, p, err) < 0)
     goto out;
 
   *out = steal_pointer (&p);
@@ -443,12 +446,9 @@ gen_table (yajl_gen g, const char *name, const struct pr_phase_policy *t, enum p
     }
 }
 
-char *
-pr_policy_to_json (const struct pr_policy *p)
+void
+pr_policy_gen (yajl_gen g, const struct pr_policy *p)
 {
-  yajl_gen g = yajl_gen_alloc (NULL);
-  if (g == NULL)
-    abort ();
   yajl_gen_map_open (g);
   gstr (g, "version");
   yajl_gen_integer (g, p->version);
@@ -503,7 +503,24 @@ pr_policy_to_json (const struct pr_policy *p)
   yajl_gen_array_close (g);
   gstr (g, "drop_env");
   gstrv (g, p->drop_env);
+  if (p->has_phase_secret)
+    {
+      char hex[2 * PR_PHASE_SECRET_LEN + 1];
+      for (size_t i = 0; i < PR_PHASE_SECRET_LEN; i++)
+        snprintf (hex + 2 * i, 3, "%02x", p->phase_secret_sha256[i]);
+      gstr (g, "phase_secret_sha256");
+      gstr (g, hex);
+    }
   yajl_gen_map_close (g);
+}
+
+char *
+pr_policy_to_json (const struct pr_policy *p)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  if (g == NULL)
+    abort ();
+  pr_policy_gen (g, p);
   return pr_json_gen_finish (g);
 }
 

@@ -13,6 +13,8 @@
 #include "../base/error.h"
 #include "../config/config.h"
 
+#include <yajl/yajl_gen.h>
+
 #define PR_ROLLOUT_ANNOTATION "run.proctor.rollout"
 
 enum pr_net_mode
@@ -56,6 +58,9 @@ struct pr_peer
   uint16_t target_port;
 };
 
+/* Bytes of a sha256 digest: phase_secret_sha256. */
+#define PR_PHASE_SECRET_LEN 32
+
 struct pr_policy
 {
   int version;                       /* 1 */
@@ -68,6 +73,8 @@ struct pr_policy
   struct pr_peer *peers;
   size_t n_peers;
   char **drop_env;                   /* NULL-terminated glob patterns ("HUD_*"); may be NULL */
+  bool has_phase_secret;             /* phase_secret_sha256 given */
+  uint8_t phase_secret_sha256[PR_PHASE_SECRET_LEN]; /* sha256 of the harness's argv phase secret */
 };
 
 /* Parses and validates a policy document (len bytes).  Errors (errnum 0,
@@ -79,7 +86,8 @@ struct pr_policy
  * non-absolute mount/hide paths, a hide path that is "/" or under /proc,
  * /sys or /dev, a verifier mount source that does not exist, a peer with an
  * invalid name, port 0, a port used twice by one name, or a target not of
- * the form "tcp:HOST:PORT", duplicate verifier mount destinations. */
+ * the form "tcp:HOST:PORT", duplicate verifier mount destinations, a
+ * phase_secret_sha256 that is not 64 hex digits. */
 int pr_policy_parse (const char *data, size_t len, struct pr_policy **out, pr_error **err);
 
 /* As pr_policy_parse, without requiring the verifier mount sources to
@@ -122,8 +130,16 @@ bool pr_policy_env_dropped (const struct pr_policy *p, const char *name);
 const char *pr_net_mode_name (enum pr_net_mode m);
 const char *pr_phase_name (enum pr_phase ph);
 
-/* Serialises the policy as normalised JSON (malloc'd), for `rollout status`. */
+/* Serialises the policy as normalised JSON (malloc'd): the policy file a
+ * rollout's verifier and `rollout status` read.  Never fails (aborts when
+ * memory runs out). */
 char *pr_policy_to_json (const struct pr_policy *p);
+
+/* Writes the same normalised policy as one JSON object value into g, at a
+ * place where g expects a value (a map's value, an array element, the top):
+ * for writers that embed the policy in a larger document (`rollout
+ * status`).  Never fails; g reports misuse through its own state. */
+void pr_policy_gen (yajl_gen g, const struct pr_policy *p);
 
 void pr_policy_free (struct pr_policy *p);
 static inline void pr_policy_freep (struct pr_policy **p) { if (*p) pr_policy_free (*p); }

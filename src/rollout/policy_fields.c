@@ -629,6 +629,43 @@ pr_policy_parse_drop_env (yajl_val v, struct pr_policy *p, pr_error **err)
   return 0;
 }
 
+static int
+hex_digit (char c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+/* phase_secret_sha256: the hex sha256 of the secret the harness puts in
+ * the `proctor-phase PHASE SECRET -- ...` argv switch (phase.h).  Only the
+ * digest is in the policy, so reading the policy (rollout status, the
+ * engine's config on the host) does not give the secret away. */
+int
+pr_policy_parse_phase_secret (yajl_val v, struct pr_policy *p, pr_error **err)
+{
+  static const char field[] = "phase_secret_sha256";
+  if (!YAJL_IS_STRING (v))
+    return pr_policy_type_err (err, field, "a string of 64 hex digits", v);
+  const char *s = YAJL_GET_STRING (v);
+  size_t n = strlen (s);
+  if (n != 2 * PR_PHASE_SECRET_LEN)
+    return pr_policy_perr (err, "%s: expected 64 hex digits (a sha256 digest), got %zu characters", field, n);
+  for (size_t i = 0; i < PR_PHASE_SECRET_LEN; i++)
+    {
+      int hi = hex_digit (s[2 * i]), lo = hex_digit (s[2 * i + 1]);
+      if (hi < 0 || lo < 0)
+        return pr_policy_perr (err, "%s: expected 64 hex digits (a sha256 digest), got a non-hex character", field);
+      p->phase_secret_sha256[i] = (uint8_t) (hi << 4 | lo);
+    }
+  p->has_phase_secret = true;
+  return 0;
+}
+
 bool
 pr_policy_port_allowed (const uint16_t *ports, size_t n, uint16_t port)
 {

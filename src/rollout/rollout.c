@@ -5,6 +5,8 @@
 #include "hidden.h"
 #include "namespaces.h"
 #include "network.h"
+#include "phase.h"
+#include "verifier.h"
 #include "../base/env.h"
 #include "../base/log.h"
 #include "../base/util.h"
@@ -16,6 +18,7 @@
 #define POLICY_FILE "rollout-policy.json"
 #define PHASE_FILE "rollout-phase"
 #define ENGINE_USER_FILE "rollout-engine-user"
+#define CONFIG_PHASE_FILE "rollout-config-phase"
 
 bool
 pr_rollout_is_pod_sandbox (const struct pr_config *cfg)
@@ -112,17 +115,47 @@ pr_rollout_set_phase (int state_dirfd, enum pr_phase phase, pr_error **err)
   return write_phase (state_dirfd, phase, err);
 }
 
+/* Records the PROCTOR_PHASE values config.json's process.env carries (the
+ * image's ENV, a pod's env): engines copy that env into every exec
+ * request, so an exec carrying one of these values did not choose it.
+ * The values are kept NUL-separated (an env entry holds no NUL); no file
+ * when there are none. */
 static int
-parse_phase (const char *s, enum pr_phase *out)
+write_config_phase (int state_dirfd, char *const *env, pr_error **err)
 {
-  static const enum pr_phase all[] = { PR_PHASE_AGENT, PR_PHASE_SETUP, PR_PHASE_VERIFIER };
-  for (size_t i = 0; i < PR_ARRAY_SIZE (all); i++)
-    if (strcmp (s, pr_phase_name (all[i])) == 0)
-      {
-        *out = all[i];
-        return 0;
-      }
-  return -1;
+  _cleanup_free_ char *buf = NULL;
+  size_t len = 0;
+  for (size_t i = 0; env && env[i]; i++)
+    {
+      const char *v = pr_env_entry_value (env[i], PR_PHASE_ENV);
+      if (v == NULL)
+        continue;
+      size_t n = strlen (v) + 1;
+      buf = xrealloc (buf, len + n);
+      memcpy (buf + len, v, n);
+      len += n;
+    }
+  if (buf == NULL)
+    return 0;
+  return pr_write_file_at (state_dirfd, CONFIG_PHASE_FILE, buf, len, 0600, err);
+}
+
+/* Reads what write_config_phase wrote into r->config_phase. */
+static int
+load_config_phase (int state_dirfd, struct pr_rollout *r, pr_error **err)
+{
+  _cleanup_free_ char *buf = NULL;
+  size_t len = 0;
+  if (faccessat (state_dirfd, CONFIG_PHASE_FILE, F_OK, 0) < 0)
+    return 0;
+  if (pr_read_file_at (state_dirfd, CONFIG_PHASE_FILE, &buf, &len, err) < 0)
+    return -1;
+  for (size_t off = 0; off < len; off += strlen (buf + off) + 1)
+    {
+      r->config_phase = xrealloc (r->config_phase, (r->n_config_phase + 1) * sizeof (char *));
+      r->config_phase[r->n_config_phase++] = xstrdup (buf + off);
+    }
+  return 0;
 }
 
 int
@@ -143,9 +176,12 @@ pr_rollout_create (const char *source, struct pr_config *cfg, const char *rootfs
                               source[0] == '@' ? ": " : "");
       pr_identity_free_contents (&id);
     }
-  if (pr_rollout_namespaces (cfg, rootfd, err) < 0)
+  if (pr_rollout_namespaces (cfg, err) < 0)
     return -1;
   struct pr_process *proc = &cfg->process;
+  /* Before env_filter removes it from the container's env. */
+  if (write_config_phase (state_dirfd, proc->env, err) < 0)
+    return -1;
   _cleanup_free_ char *engine_user = xasprintf ("%u:%u", proc->user.uid, proc->user.gid);
   if (pr_write_file_at (state_dirfd, ENGINE_USER_FILE, engine_user, strlen (engine_user), 0600, err) < 0)
     return -1;
@@ -164,7 +200,10 @@ pr_rollout_create (const char *source, struct pr_config *cfg, const char *rootfs
   if (pr_write_file_at (state_dirfd, POLICY_FILE, text, len, 0600, err) < 0
       || write_phase (state_dirfd, PR_PHASE_AGENT, err) < 0)
     return -1;
-  if (pr_hidden_stash (rootfd, policy->hide, state_dirfd, err) < 0)
+  if (pr_hidden_take_mounts (cfg, policy->hide, state_dirfd, err) < 0
+      || pr_hidden_stash (rootfd, policy->hide, state_dirfd, err) < 0)
+    return -1;
+  if (pr_verifier_view_record (rootfd, state_dirfd, err) < 0)
     return -1;
 
   struct pr_rollout *r = xmalloc0 (sizeof *r);
@@ -201,10 +240,15 @@ pr_rollout_load (int state_dirfd, const char *rootfs, struct pr_rollout **out, p
   r->rootfs = xstrdup (rootfs);
   r->default_phase = PR_PHASE_AGENT;
   if (pr_read_file_at (state_dirfd, PHASE_FILE, &phase, NULL, NULL) == 0)
-    parse_phase (phase, &r->default_phase);
+    pr_phase_parse (phase, &r->default_phase);
   _cleanup_free_ char *eu = NULL;
   if (pr_read_file_at (state_dirfd, ENGINE_USER_FILE, &eu, NULL, NULL) == 0)
     sscanf (eu, "%u:%u", &r->engine_uid, &r->engine_gid);
+  if (load_config_phase (state_dirfd, r, err) < 0)
+    {
+      pr_rollout_free (r);
+      return -1;
+    }
   *out = r;
   return 0;
 }
@@ -225,23 +269,27 @@ pr_rollout_restore_hidden (int state_dirfd, const char *rootfs, pr_error **err)
 
 /* ------------------------------------------------------------------- exec */
 
+/* The phase an exec request chose: the argv switch first (it is bound to
+ * the policy's secret, and an engine without an exec env has only it),
+ * then PROCTOR_PHASE values the container did not inherit, then the
+ * container's default (rollout-phase). */
 static int
-take_phase_env (char **env, enum pr_phase *phase, pr_error **err)
+choose_phase (const struct pr_rollout *r, struct pr_process *p, enum pr_phase *phase, pr_error **err)
 {
-  for (size_t i = 0; env && env[i]; i++)
-    {
-      const char *v = pr_env_entry_value (env[i], PR_PHASE_ENV);
-      if (v && parse_phase (v, phase) < 0)
-        return pr_error_invalid (err, "%s: unknown phase `%s` (expected agent, setup or verifier)", PR_PHASE_ENV, v);
-    }
-  return 0;
+  bool chosen;
+  *phase = r->default_phase;
+  if (pr_phase_from_argv (r->policy, p->args, phase, &chosen, err) < 0)
+    return -1;
+  if (chosen)
+    return 0;
+  return pr_phase_from_env (p->env, r->config_phase, r->n_config_phase, phase, &chosen, err);
 }
 
 int
 pr_rollout_exec_prepare (const struct pr_rollout *r, struct pr_process *p, enum pr_phase *phase_out, pr_error **err)
 {
-  enum pr_phase phase = r->default_phase;
-  if (take_phase_env (p->env, &phase, err) < 0)
+  enum pr_phase phase;
+  if (choose_phase (r, p, &phase, err) < 0)
     return -1;
   const struct pr_policy *pol = r->policy;
   const struct pr_phase_policy *table = phase == PR_PHASE_VERIFIER ? &pol->verifier : &pol->agent;
@@ -270,5 +318,8 @@ pr_rollout_free (struct pr_rollout *r)
     pr_policy_free (r->policy);
   free (r->policy_text);
   free (r->rootfs);
+  for (size_t i = 0; i < r->n_config_phase; i++)
+    free (r->config_phase[i]);
+  free (r->config_phase);
   free (r);
 }

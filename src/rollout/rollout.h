@@ -8,6 +8,8 @@
  *   rollout-policy.json   the policy text as given (annotation or file)
  *   rollout-phase         "agent" or "verifier": the default for plain execs
  *   rollout-engine-user   "UID:GID" the engine gave as process.user
+ *   rollout-config-phase  the PROCTOR_PHASE values config.json's env carried
+ *                         at create (NUL-separated); absent when none
  *   rollout-hidden/N      what hide[N] held in the image, moved out at create
  */
 #ifndef PROCTOR_ROLLOUT_H
@@ -17,11 +19,10 @@
 #include <sys/types.h>
 
 #include "identity.h"
+#include "phase.h"
 #include "policy.h"
 #include "../base/error.h"
 #include "../config/config.h"
-
-#define PR_PHASE_ENV "PROCTOR_PHASE"
 
 struct pr_rollout
 {
@@ -32,6 +33,8 @@ struct pr_rollout
   enum pr_phase default_phase;
   uint32_t engine_uid;    /* process.user the engine asked for, before the */
   uint32_t engine_gid;    /* agent table's user replaced it */
+  char **config_phase;    /* PROCTOR_PHASE values the container's env had */
+  size_t n_config_phase;  /* (inherited by every exec, so never a choice) */
 };
 
 /* Whether cfg is a Kubernetes pod's sandbox (pause) container: annotation
@@ -51,9 +54,9 @@ char *pr_rollout_policy_source (const struct pr_config *cfg, const char *policy_
  * (source as from pr_rollout_policy_source), checks its users exist in the
  * image, and rewrites cfg: the namespaces of pr_rollout_namespaces
  * (namespaces.h: host namespaces refused, a user namespace with an
- * identity map covering 0..max(65535, highest id in the image) when the
- * engine gave none, a fresh network namespace in place of any path the
- * engine gave, private ipc and uts for a pod's); the agent's user,
+ * identity map "0 0 4294967295" when the engine gave none, a fresh
+ * network namespace in place of any path the engine gave, private ipc
+ * and uts for a pod's); the agent's user,
  * HOME and layered environment (environment.env, then agent.env; drop_env
  * and PROCTOR_* removed).  Writes rollout-policy.json and rollout-phase, and
  * moves hide[] paths the image has into rollout-hidden/.  Errors: policy
@@ -71,13 +74,19 @@ int pr_rollout_restore_hidden (int state_dirfd, const char *rootfs, pr_error **e
  * container is not a rollout.  Errors: unreadable or invalid state. */
 int pr_rollout_load (int state_dirfd, const char *rootfs, struct pr_rollout **out, pr_error **err);
 
-/* Exec time: decides the phase (PROCTOR_PHASE=agent|setup|verifier in the
- * process env, removed; else the container's default phase) and rewrites
- * p for it: the phase's user (when the exec did not ask for another one
- * than the engine's container user) with HOME, the layered env
- * (environment.env, then the phase table's env; verifier.env for the
- * verifier), drop_env and PROCTOR_* removed.
- * Errors: unknown PROCTOR_PHASE value; unknown user in the image. */
+/* Exec time: decides the phase from the exec request (phase.h): the
+ * `proctor-phase PHASE SECRET -- COMMAND...` argv switch when the policy
+ * has phase_secret_sha256 (the prefix is removed from p->args), else
+ * PROCTOR_PHASE=agent|setup|verifier in p->env unless the value is one the
+ * container's config env carried at create (rollout-config-phase: image
+ * ENV or pod env, which engines copy into every exec), else the
+ * container's default phase.  Then rewrites p for it: the phase's user
+ * (when the exec did not ask for another one than the engine's container
+ * user) with HOME, the layered env (environment.env, then the phase
+ * table's env; verifier.env for the verifier), drop_env and PROCTOR_*
+ * removed.  Errors: those of pr_phase_from_argv (no secret in the policy,
+ * malformed prefix, wrong secret, unknown phase) and pr_phase_from_env
+ * (unknown PROCTOR_PHASE value); unknown user in the image. */
 int pr_rollout_exec_prepare (const struct pr_rollout *r, struct pr_process *p, enum pr_phase *phase_out,
                              pr_error **err);
 

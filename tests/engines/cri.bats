@@ -304,7 +304,7 @@ NONE_POLICY='{"version": 1, "environment": {"network_mode": "none"}, "agent": {"
 	grep -qx 'net: lo ' <<<"$output" || fail_with "$output"
 	grep -qx 'proxy: 0' <<<"$output" || fail_with "$output"
 	grep -qx 'uid: 1000:1000' <<<"$output" || fail_with "$output"
-	grep -qx 'map:  0 0 65536' <<<"$output" || fail_with "$output"
+	grep -qx 'map:  0 0 4294967295' <<<"$output" || fail_with "$output"
 	grep -qx "host: rollout-${BATS_TEST_NUMBER}" <<<"$output" || fail_with "hostname not the pod's: $output"
 	grep -q '^pid1: sh -c trap' <<<"$output" || fail_with "$output"
 	grep -qx 'mqueue: 1' <<<"$output" || fail_with "$output"
@@ -426,4 +426,77 @@ NONE_POLICY='{"version": 1, "environment": {"network_mode": "none"}, "agent": {"
 	assert_status 0
 	remove_pod "$POD" "$netns" "$CTR"
 	! kill -0 "$pid" 2>/dev/null || fail_with "the container's init $pid is alive"
+}
+
+# The harness's phase secret for the kubectl-style switch, and its digest
+# in the policy (phase_secret_sha256).
+PHASE_SECRET=8c2f0e51a9d34b7c96e1f0a2b3c4d5e6-harness
+PHASE_HASH=$(printf %s "$PHASE_SECRET" | sha256sum | cut -d' ' -f1)
+
+@test "cri proctor rollout: the verifier through ExecSync's argv alone (proctor-phase), a pod env PROCTOR_PHASE selects nothing" {
+	local policy
+	policy=$(jq -cn --arg h "$PHASE_HASH" '{"version": 1,
+		"environment": {"network_mode": "allowlist", "allowed_hosts": ["example.invalid"]},
+		"agent": {"user": "1000:1000", "env": {"PHASE": "agent"}},
+		"verifier": {"user": "0:0", "env": {"PHASE": "verifier"}},
+		"phase_secret_sha256": $h}')
+	pod proctor "phase-${BATS_TEST_NUMBER}" --annotation "run.proctor.rollout=$policy"
+	# A pod env PROCTOR_PHASE=verifier: containerd copies it into every exec.
+	ctr_in "$POD" main --image "$TASK_IMAGE" --env PROCTOR_PHASE=verifier -- "${SLEEPER[@]}"
+	cri start "$CTR" || fail_with "StartContainer failed"
+	local probe='echo "$(id -u) phase=$PHASE"; test -e /tests && echo tests-visible; env | grep -q "@127.0.0.1:3129" && echo token; echo "proctor_vars=$(env | grep -c PROCTOR_)"'
+	local agent_out="1000 phase=agent
+proctor_vars=0"
+	run cri exec-sync "$CTR" -- sh -c "$probe"
+	assert_status 0
+	[ "$output" = "$agent_out" ] || fail_with "plain ExecSync: $output"
+	run cri exec "$CTR" -- sh -c "$probe"
+	assert_status 0
+	[ "$output" = "$agent_out" ] || fail_with "plain Exec: $output"
+
+	# The harness: verifier by argv, runs the tests, the reward is written.
+	run cri exec-sync "$CTR" -- proctor-phase verifier "$PHASE_SECRET" -- sh -c "$probe; /tests/test.sh && echo graded; tr '\\0' ' ' </proc/\$\$/cmdline"
+	assert_status 0
+	grep -qx '0 phase=verifier' <<<"$output" && grep -qx tests-visible <<<"$output" && grep -qx token <<<"$output" &&
+		grep -qx proctor_vars=0 <<<"$output" && grep -qx graded <<<"$output" || fail_with "verifier ExecSync: $output"
+	grep -q '^sh -c echo' <<<"$output" || fail_with "the verifier's cmdline: $output"
+	! grep -q "$PHASE_SECRET\|proctor-phase" <<<"$output" || fail_with "the prefix reached the verifier: $output"
+	# ... read back with another verifier exec (streaming, as kubectl exec).
+	run cri exec "$CTR" -- proctor-phase verifier "$PHASE_SECRET" -- cat /logs/verifier/reward.txt
+	assert_status 0
+	[ "$output" = 1 ] || fail_with "reward: $output"
+	# The agent sees neither the tests nor the verdict.
+	run cri exec-sync "$CTR" -- sh -c 'for p in /tests /logs/verifier/reward.txt; do test -e $p && echo "present $p"; done; echo checked'
+	[ "$output" = checked ] || fail_with "agent: $output"
+	# Setup the same way: the agent's user and env, its own token.
+	run cri exec-sync "$CTR" -- proctor-phase setup "$PHASE_SECRET" -- sh -c "$probe"
+	assert_status 0
+	[ "$output" = "1000 phase=agent
+token
+proctor_vars=0" ] || fail_with "setup: $output"
+}
+
+@test "cri proctor rollout: a wrong phase secret is refused and never runs; an agent's own proctor-phase is nothing special" {
+	local policy
+	policy=$(jq -cn --arg h "$PHASE_HASH" '{"version": 1, "environment": {"network_mode": "none"},
+		"agent": {"user": "1000:1000"}, "phase_secret_sha256": $h}')
+	rollout_pod "$policy"
+	# The agent controls the command string: the exact prefix with a guess.
+	run cri exec-sync "$CTR" -- proctor-phase verifier guessed-secret -- sh -c 'touch /tmp/ran; cat /tests/test.sh'
+	[ "$status" -ne 0 ] || fail_with "a wrong secret ran: $output"
+	[[ "$output" == *"proctor-phase: wrong secret: the exec is refused"* ]] || fail_with "$output"
+	! grep -q 'reward.txt' <<<"$output" || fail_with "the tests leaked: $output"
+	run cri exec "$CTR" -- proctor-phase verifier guessed-secret -- sh -c 'touch /tmp/ran'
+	[ "$status" -ne 0 ] || fail_with "a wrong secret ran (Exec): $output"
+	run cri exec-sync "$CTR" -- sh -c 'test -e /tmp/ran && echo ran; echo checked'
+	[ "$output" = checked ] || fail_with "the refused command ran: $output"
+	# Inside the container, proctor-phase is a command that does not exist,
+	# the right secret notwithstanding: the switch is the exec request's.
+	run cri exec-sync "$CTR" -- sh -c "proctor-phase verifier $PHASE_SECRET -- id -u; echo rc=\$?"
+	grep -qx 'rc=127' <<<"$output" || fail_with "$output"
+	! grep -qx 0 <<<"$output" || fail_with "the agent became root: $output"
+	# The agent cannot read the policy or its digest from inside.
+	run cri exec-sync "$CTR" -- sh -c "cat /proc/1/environ /proc/self/environ /proc/self/mountinfo /etc/hostname 2>/dev/null
+		grep -rl -e ${PHASE_HASH:0:16} -e phase_secret /etc /run /tmp /var/run 2>/dev/null; echo end"
+	! grep -q "${PHASE_HASH:0:16}\|phase_secret\|run.proctor" <<<"$output" || fail_with "policy visible: $output"
 }

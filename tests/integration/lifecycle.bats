@@ -174,6 +174,30 @@ load helpers
 	[[ "$output" == *"does not exist"* ]]
 }
 
+@test "delete --force of a state directory without state.json (a create killed early) removes it" {
+	mkdir "$PROCTOR_ROOT/prt-no-state-json"
+	run pr delete prt-no-state-json
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"does not exist"* ]] || fail_with "$output"
+	run pr delete --force prt-no-state-json
+	assert_status 0
+	[ ! -e "$PROCTOR_ROOT/prt-no-state-json" ] || fail_with "the state directory is still there"
+}
+
+# The forced delete decides on the error's errno (ENOENT: no state), not on
+# its text: a corrupt state.json whose parse error quotes "does not exist"
+# is still a corrupt state, reported and kept (its cgroup and pid are
+# unknown, so removing the directory would hide what is left running).
+@test "delete --force of a corrupt state.json fails naming it, whatever its text says, and keeps it" {
+	mkdir "$PROCTOR_ROOT/prt-corrupt"
+	on_teardown "rm -rf '$PROCTOR_ROOT/prt-corrupt'"
+	echo 'does not exist' >"$PROCTOR_ROOT/prt-corrupt/state.json"
+	run pr delete --force prt-corrupt
+	[ "$status" -ne 0 ] || fail_with "delete --force of a corrupt state succeeded: $output"
+	[[ "$output" == *"corrupt state.json"* ]] || fail_with "$output"
+	[ -e "$PROCTOR_ROOT/prt-corrupt/state.json" ] || fail_with "the corrupt state was removed"
+}
+
 @test "state: every runtime-spec field, bundle and rootfs absolute, created RFC 3339, annotations" {
 	setup_bundle busybox
 	# A relative root.path and a relative --bundle: state must still give

@@ -164,18 +164,20 @@ refused_create() {
 		setup_bundle busybox
 		as_rollout
 		cfg_set --arg k "$key" '.annotations[$k] = "sandbox"'
-		cfg_args sh -c 'cat /proc/self/uid_map; ls /sys/class/net | sort | tr "\n" " "'
+		cfg_args sh -c 'cat /proc/self/uid_map; ls /sys/class/net | sort | tr "\n" " "; echo; readlink /proc/self/ns/user'
 		run_ctr
 		assert_status 0
-		# No user namespace added: the whole id range maps through.
+		# No user namespace added: the whole id range maps through, and
+		# the namespace is the host's (a rollout's map reads the same).
 		read -r a b c <<<"${lines[0]}"
 		[ "$a $b $c" = "0 0 4294967295" ] || fail_with "$key: uid_map: $output"
+		[ "${lines[2]}" = "$(readlink /proc/self/ns/user)" ] || fail_with "$key: a user namespace was added: $output"
 		pr delete -f "$CID" >/dev/null 2>&1 || true
 		rm -rf "$BUNDLE"
 	done
 }
 
-@test "rollout: containerd 2.x's net.ipv4.ping_group_range (every gid) is clamped to the agent's gid map" {
+@test "rollout: containerd 2.x's net.ipv4.ping_group_range (every gid) is kept under the agent's full gid map" {
 	setup_bundle busybox
 	# containerd 2.x (enable_unprivileged_icmp) writes this for every pod
 	# container it does not know to be in a user namespace.
@@ -184,6 +186,45 @@ refused_create() {
 	cfg_args sh -c 'cat /proc/sys/net/ipv4/ping_group_range /proc/sys/net/ipv4/ip_unprivileged_port_start'
 	run_ctr
 	assert_status 0
+	[ "$(printf '%s\n' "${lines[0]}" | tr -s '\t ' ' ')" = "0 2147483647" ] || fail_with "ping_group_range: $output"
+	[ "${lines[1]}" = 0 ] || fail_with "ip_unprivileged_port_start: $output"
+}
+
+@test "rollout: containerd 2.x's net.ipv4.ping_group_range (every gid) is clamped to an engine-given gid map" {
+	setup_bundle busybox
+	use_userns
+	cfg_set '.linux.sysctl = {"net.ipv4.ping_group_range": "0 2147483647", "net.ipv4.ip_unprivileged_port_start": "0"}'
+	as_rollout
+	cfg_args sh -c 'cat /proc/sys/net/ipv4/ping_group_range /proc/sys/net/ipv4/ip_unprivileged_port_start'
+	run_ctr
+	assert_status 0
 	[ "$(printf '%s\n' "${lines[0]}" | tr -s '\t ' ' ')" = "0 65535" ] || fail_with "ping_group_range: $output"
 	[ "${lines[1]}" = 0 ] || fail_with "ip_unprivileged_port_start: $output"
+}
+
+@test "rollout agent: uid_map and gid_map read like a plain container's (0 0 4294967295), chown to any id works" {
+	setup_bundle busybox
+	# chown needs CAP_CHOWN, which `proctor spec` leaves out (engines grant it).
+	cfg_set '.process.capabilities |= with_entries(.value += ["CAP_CHOWN"])'
+	as_rollout
+	start_sleeper
+	run pr exec "$CID" sh -c 'cat /proc/self/uid_map /proc/self/gid_map; readlink /proc/self/ns/user
+		touch /tmp/hi && chown 4000000000:3000000000 /tmp/hi && stat -c %u:%g /tmp/hi'
+	assert_status 0
+	local a b c
+	read -r a b c <<<"${lines[0]}"
+	[ "$a $b $c" = "0 0 4294967295" ] || fail_with "uid_map: $output"
+	read -r a b c <<<"${lines[1]}"
+	[ "$a $b $c" = "0 0 4294967295" ] || fail_with "gid_map: $output"
+	# Still a user namespace of its own (the map is not the host's namespace).
+	[ "${lines[2]}" != "$(readlink /proc/self/ns/user)" ] || fail_with "the agent is in the host's user namespace"
+	[ "${lines[3]}" = 4000000000:3000000000 ] || fail_with "chown: $output"
+	# The same ids on the host: the map is the identity.
+	[ "$(stat -c %u:%g "$ROOTFS/tmp/hi")" = 4000000000:3000000000 ]
+	# The verifier (its own user namespace, the same map) reads and changes them.
+	run pr exec --env PROCTOR_PHASE=verifier "$CID" sh -c 'cat /proc/self/uid_map; stat -c %u:%g /tmp/hi; chown 5:6 /tmp/hi && stat -c %u:%g /tmp/hi'
+	assert_status 0
+	read -r a b c <<<"${lines[0]}"
+	[ "$a $b $c" = "0 0 4294967295" ] || fail_with "verifier uid_map: $output"
+	[ "${lines[1]}" = 4000000000:3000000000 ] && [ "${lines[2]}" = 5:6 ] || fail_with "verifier: $output"
 }

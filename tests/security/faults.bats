@@ -7,8 +7,9 @@
 #
 # kill -9 at a step uses the test-only PROCTOR_TEST_CRASH_AT=<step> hook in
 # src/lifecycle/container.c (steps: state-dir cgroup fork init-pid hooks network
-# state-saved).  A runtime other than proctor ignores it, so those tests
-# only run against proctor.
+# state-saved), compiled in only by `configure --enable-fault-injection`
+# (tests/run-all.sh's build).  A runtime other than proctor, or a release
+# build of it, ignores it, so those tests only run against a test build.
 
 load helpers
 
@@ -16,7 +17,7 @@ STEPS="state-dir cgroup fork init-pid hooks state-saved"
 
 needs_crash_hook() {
 	strings "$PROCTOR" 2>/dev/null | grep -q PROCTOR_TEST_CRASH_AT ||
-		skip "the runtime under test has no PROCTOR_TEST_CRASH_AT hook"
+		require_or_skip "the runtime under test has no PROCTOR_TEST_CRASH_AT hook (configure --enable-fault-injection)"
 }
 
 # helper_pids ID: egress helpers (comm proctor-egress) serving container ID

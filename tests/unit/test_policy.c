@@ -158,6 +158,14 @@ static const struct bad_case bad_cases[] = {
     "rollout policy: verifier.allowed_ports: needs \"network_mode\": \"allowlist\" or \"public\" in the same table" },
   { "{\"version\": 1, \"drop_env\": [\"A=*\"]}",
     "rollout policy: drop_env[0]: \"A=*\": a pattern matches variable names and cannot contain '='" },
+  { "{\"version\": 1, \"phase_secret_sha256\": 1}",
+    "rollout policy: phase_secret_sha256: expected a string of 64 hex digits, got an integer" },
+  { "{\"version\": 1, \"phase_secret_sha256\": \"abc\"}",
+    "rollout policy: phase_secret_sha256: expected 64 hex digits (a sha256 digest), got 3 characters" },
+  { "{\"version\": 1, \"phase_secret_sha256\": \"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdeg\"}",
+    "rollout policy: phase_secret_sha256: expected 64 hex digits (a sha256 digest), got a non-hex character" },
+  { "{\"version\": 1, \"phase_secret_sha256\": \"0x23456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}",
+    "rollout policy: phase_secret_sha256: expected 64 hex digits (a sha256 digest), got a non-hex character" },
 };
 
 static void
@@ -503,6 +511,17 @@ test_to_json_roundtrip (void **state)
                            "\"verifier\":{\"user\":null,\"env\":{},\"network_mode\":\"no-network\",\"allowed_hosts\":[],"
                            "\"mounts\":[]},"
                            "\"hide\":[\"/tests\",\"/logs\"],\"peers\":[],\"drop_env\":[]}");
+
+  /* phase_secret_sha256 is written lower-case, only when given */
+  pr_policy_free (steal_pointer (&p));
+  doc = "{\"version\": 1, \"phase_secret_sha256\": \"ABCDEF0123456789abcdef0123456789ABCDEF0123456789abcdef0123456789\"}";
+  assert_int_equal (pr_policy_parse (doc, strlen (doc), &p, &err), 0);
+  assert_true (p->has_phase_secret);
+  assert_int_equal (p->phase_secret_sha256[0], 0xab);
+  assert_int_equal (p->phase_secret_sha256[31], 0x89);
+  _cleanup_free_ char *j4 = pr_policy_to_json (p);
+  assert_non_null (
+      strstr (j4, ",\"phase_secret_sha256\":\"abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789\"}"));
 }
 
 static void

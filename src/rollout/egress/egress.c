@@ -611,9 +611,28 @@ pr_egress_open_token (const char *control_path, enum pr_phase phase, const char 
     return pr_error_invalid (err, "egress token: phase must be verifier or setup");
   if (!valid_token (token))
     return pr_error_invalid (err, "egress token: token must be 16 to 128 hex digits");
+  /* A state dir under a long runtime root (CRI's roots, 64-hex ids) gives
+   * a path longer than sun_path: reach it through its directory's
+   * /proc/self/fd entry, as the helper's bind does (network.c). */
+  _cleanup_close_ int dirfd = -1;
+  _cleanup_free_ char *proxy = NULL;
+  const char *target = control_path;
   if (strlen (control_path) >= sizeof sun.sun_path)
-    return pr_error_set (err, ENAMETOOLONG, "egress control socket `%s`", control_path);
-  strcpy (sun.sun_path, control_path);
+    {
+      _cleanup_free_ char *d = xstrdup (control_path);
+      const char *slash = strrchr (control_path, '/');
+      if (slash == NULL)
+        return pr_error_set (err, ENAMETOOLONG, "egress control socket `%s`", control_path);
+      d[slash - control_path] = '\0';
+      dirfd = open (d[0] ? d : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (dirfd < 0)
+        return pr_error_set (err, errno, "open the directory of egress control socket `%s`", control_path);
+      proxy = xasprintf ("/proc/self/fd/%d/%s", dirfd, slash + 1);
+      target = proxy;
+      if (strlen (target) >= sizeof sun.sun_path)
+        return pr_error_set (err, ENAMETOOLONG, "egress control socket `%s`", control_path);
+    }
+  strcpy (sun.sun_path, target);
   fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return pr_error_set (err, errno, "egress control socket");
