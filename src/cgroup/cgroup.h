@@ -64,6 +64,16 @@ int pr_cgroup_destroy (const char *path, pr_error **err);
 int pr_cgroup_freeze (const char *path, bool freeze, pr_error **err);
 int pr_cgroup_is_frozen (const char *path, bool *frozen_out);
 
+/* Refuses a cgroup path (absolute, as for pr_cgroup_create) that is frozen
+ * or being frozen, or below one that is, in the v1 freezer or cgroup2
+ * (cgroup.freeze; on hybrid hosts both are checked): a process placed there
+ * stops at once, and create would wait on it forever (runc refuses too).
+ * Called before anything is created, so a refusal leaves nothing and never
+ * touches a cgroup someone else made.  Returns 0, or -1 with EBUSY naming
+ * the frozen directory, or the errors of reading the cgroup mounts.
+ * Missing directories are not frozen. */
+int pr_cgroup_check_not_frozen (const char *path, pr_error **err);
+
 /* Applies linux.resources (the raw runtime-spec object, may be NULL) to the
  * container's cgroup on whatever layout the host has, converting values
  * between v1 and v2 as the runtime-spec and engines expect.  With update,

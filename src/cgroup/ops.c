@@ -512,3 +512,51 @@ pr_cgroup_is_frozen (const char *path, bool *frozen_out)
   pr_cgroup_mounts_clear (&m);
   return ret;
 }
+
+/* True when dir (a v1 freezer or a cgroup2 directory) is frozen or being
+ * frozen.  A missing directory or file is not frozen. */
+static bool
+dir_is_frozen (const char *dir, bool v1)
+{
+  bool frozen = false;
+  if (!v1)
+    return pr_cgroup_v2_is_frozen (dir, &frozen) == 0 && frozen;
+  _cleanup_error_ pr_error *e = NULL;
+  _cleanup_free_ char *state = NULL;
+  if (pr_cgroup_read (dir, "freezer.state", &state, &e) < 0)
+    return false;
+  return strncmp (state, "FROZEN", 6) == 0 || strncmp (state, "FREEZING", 8) == 0;
+}
+
+int
+pr_cgroup_check_not_frozen (const char *path, pr_error **err)
+{
+  struct pr_cgroup_mounts m = { 0 };
+  if (load_checked (path, &m, err) < 0)
+    return -1;
+  const struct pr_cgroup_hier *fz = m.layout == PR_CGROUP_UNIFIED ? NULL : pr_cgroup_mounts_find (&m, "freezer");
+  const struct pr_cgroup_hier *u = pr_cgroup_mounts_unified (&m);
+  _cleanup_free_ char *p = xstrdup (path);
+  int ret = 0;
+  /* The cgroup itself, then each ancestor below the root: a child of a
+   * frozen cgroup is frozen too (v1 parent_freezing, v2 cgroup.events). */
+  while (ret == 0 && p[0] == '/' && p[1] != '\0')
+    {
+      for (int v1 = 0; v1 < 2 && ret == 0; v1++)
+        {
+          const struct pr_cgroup_hier *h = v1 ? fz : u;
+          if (h == NULL)
+            continue;
+          _cleanup_free_ char *dir = pr_cgroup_hier_dir (h, p);
+          if (dir_is_frozen (dir, v1))
+            ret = pr_error_set (err, EBUSY, "cgroup `%s` is frozen (%s): cannot create a container in it; thaw it first",
+                                dir, v1 ? "freezer.state" : "cgroup.freeze");
+        }
+      char *slash = strrchr (p, '/');
+      if (slash == NULL)
+        break;
+      *slash = '\0';
+    }
+  pr_cgroup_mounts_clear (&m);
+  return ret;
+}

@@ -60,9 +60,11 @@ static const char *const mount_opts[] = {
   "async",      "atime",      "bind",       "defaults",  "dev",           "diratime",   "dirsync",  "exec",
   "idmap",      "iversion",   "lazytime",   "loud",      "mand",          "noatime",    "nodev",    "nodiratime",
   "noexec",     "noiversion", "nolazytime", "nomand",    "norelatime",    "nostrictatime", "nosuid", "nosymfollow",
-  "private",    "rbind",      "relatime",   "remount",   "ridmap",        "ro",         "rprivate", "rshared",
-  "rslave",     "runbindable", "rw",        "shared",    "silent",        "slave",      "strictatime", "suid",
-  "symfollow",  "sync",       "tmpcopyup",  "unbindable", NULL
+  "private",    "ratime",     "rbind",      "rdev",      "rdiratime",     "relatime",   "remount",  "rexec",
+  "ridmap",     "rnoatime",   "rnodev",     "rnodiratime", "rnoexec",     "rnorelatime", "rnostrictatime",
+  "rnosuid",    "rnosymfollow", "ro",       "rprivate",  "rrelatime",     "rro",        "rrw",      "rshared",
+  "rslave",     "rstrictatime", "rsuid",    "rsymfollow", "runbindable",  "rw",         "shared",   "silent",
+  "slave",      "strictatime", "suid",      "symfollow", "sync",          "tmpcopyup",  "unbindable", NULL
 };
 static const char *const namespaces[] = { "cgroup", "ipc", "mount", "network", "pid", "time", "user", "uts", NULL };
 static const char *const actions[] = { "SCMP_ACT_ALLOW", "SCMP_ACT_ERRNO", "SCMP_ACT_KILL", "SCMP_ACT_KILL_PROCESS",

@@ -519,6 +519,8 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
   c->systemd_unit = !no_cgroup && c->g->systemd_cgroup;
   if (!no_cgroup && !c->systemd_unit)
     {
+      if (pr_cgroup_check_not_frozen (c->cgroup_path, err) < 0)
+        return -1;
       if (pr_cgroup_create (c->cgroup_path, 0, err) < 0)
         return -1;
       c->cgroup_created = true;

@@ -205,6 +205,8 @@ exec_process (struct exec_ctx *c)
   if (c->console_fd >= 0)
     close (c->console_fd);
   pr_finalize_fds (c->o->preserve_fds, &c->g->caller_fds);
+  if (pr_finalize_seccomp_last (p, c->cfg, json, &err) < 0)
+    fail (c, err);
   execve (exe, p->args, env);
   pr_error_set (&err, errno, "exec `%s`", exe);
   fail (c, err);

@@ -142,19 +142,34 @@ set_identity (const struct pr_user *u, pr_error **err)
   return 0;
 }
 
+/* Loads the filter.  With SCMP_ACT_NOTIFY the process's own syscalls
+ * after the load (close, read, write of the sync socket and exec.fifo...)
+ * may be notified, and nobody answers them until the listener has the fd:
+ * the socket is connected before the load, the fd and state are sent at
+ * once after it, and neither fd is closed (both are close-on-exec), so no
+ * notified syscall can wait on a listener that has nothing yet. */
 static int
 load_seccomp (const struct pr_config *cfg, const char *state_json, pr_error **err)
 {
+  const struct pr_seccomp *sc = &cfg->linux.seccomp;
   int notify_fd = -1;
   if (!cfg->linux.has_seccomp)
     return 0;
-  if (pr_seccomp_load (&cfg->linux.seccomp, &notify_fd, err) < 0)
+  int sock = -1;
+  if (sc->listener_path && *sc->listener_path && (sock = pr_seccomp_listener_connect (sc, err)) < 0)
+    return -1;
+  if (pr_seccomp_load (sc, &notify_fd, err) < 0)
     return -1;
   if (notify_fd < 0)
-    return 0;
-  int r = pr_seccomp_send_listener (&cfg->linux.seccomp, notify_fd, state_json, err);
-  close (notify_fd);
-  return r;
+    {
+      /* No notify rule: close(2) is not notified. */
+      if (sock >= 0)
+        close (sock);
+      return 0;
+    }
+  if (sock < 0)
+    return pr_error_invalid (err, "seccomp: SCMP_ACT_NOTIFY requires linux.seccomp.listenerPath");
+  return pr_seccomp_send_listener (sc, sock, notify_fd, state_json, err);
 }
 
 int
@@ -174,9 +189,16 @@ pr_finalize_security (const struct pr_process *p, const struct pr_config *cfg, c
     return -1;
   if (p->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return pr_error_set (err, errno, "set no_new_privs");
-  if (p->no_new_privileges && load_seccomp (cfg, state_json, err) < 0)
-    return -1;
   return 0;
+}
+
+int
+pr_finalize_seccomp_last (const struct pr_process *p, const struct pr_config *cfg, const char *state_json,
+                          pr_error **err)
+{
+  if (!p->no_new_privileges)
+    return 0; /* loaded by pr_finalize_security, while CAP_SYS_ADMIN was held */
+  return load_seccomp (cfg, state_json, err);
 }
 
 void

@@ -29,12 +29,23 @@ int pr_finalize_prepare (const struct pr_process *p, const struct pr_config *cfg
                          pr_error **err);
 
 /* Switches identity and applies the security settings: bounding set,
- * seccomp (before setuid when no_new_privileges is off, since loading a
+ * seccomp when no_new_privileges is off (before setuid, since loading a
  * filter then needs CAP_SYS_ADMIN), supplementary groups, gid, uid,
- * capability sets, no_new_privs, seccomp.  state_json is sent to the
- * seccomp listener when the filter uses notify.  Errors: from each step. */
+ * capability sets, no_new_privs.  state_json is sent to the seccomp
+ * listener when the filter uses notify.  Errors: from each step. */
 int pr_finalize_security (const struct pr_process *p, const struct pr_config *cfg, const char *state_json,
                           pr_error **err);
+
+/* With no_new_privileges, loads the seccomp filter: the caller's very last
+ * step before execve (after exec.fifo and the startContainer hooks), so
+ * that as few of the runtime's own syscalls as possible run under it (a
+ * SCMP_ACT_NOTIFY on close or read would otherwise stop the init until the
+ * listener answers).  The listener socket is connected before the load
+ * and the notify fd sent right after it (see seccomp.h).  Does nothing
+ * without no_new_privileges (pr_finalize_security loaded it).  Errors:
+ * connect/load/send errno. */
+int pr_finalize_seccomp_last (const struct pr_process *p, const struct pr_config *cfg, const char *state_json,
+                              pr_error **err);
 
 /* Clears FD_CLOEXEC on those of 3..3+preserve_fds-1 that the caller passed
  * in (caller, see fds.h; the runtime's own fds that took a free number in

@@ -149,6 +149,11 @@ container_init (struct create_ctx *c)
       _exit (1);
     }
   pr_finalize_fds (c->listen_fds + c->o->preserve_fds, &c->g->caller_fds);
+  if (pr_finalize_seccomp_last (p, cfg, created_json, &err) < 0)
+    {
+      pr_log_fatal_error (err);
+      _exit (1);
+    }
   execve (exe, p->args, env);
   pr_error_set (&err, errno, "exec `%s`", exe);
   pr_log_fatal_error (err);

@@ -43,8 +43,9 @@ int bind_remount (int fd, const char *fdpath, unsigned long set, unsigned long c
 
 /* The second half of a bind mount already attached at m->destination
  * inside rootfd: the per-mount flags of f (ro, nosuid, nodev, noexec,
- * atime; over submounts too for rbind) through bind_remount, then f's
- * propagation.  Returns 0, or -1 when the mount cannot be reopened inside
+ * atime) on the top mount only, as runc and crun do for rbind, then the
+ * recursive attributes (rro, rnosuid, ...) over every submount, through
+ * bind_remount, then f's propagation.  Returns 0, or -1 when the mount cannot be reopened inside
  * the rootfs or either step fails.  (mount.c) */
 int bind_finish (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *f, pr_error **err);
 

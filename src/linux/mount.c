@@ -27,7 +27,7 @@
 
 /* ---- option parsing ------------------------------------------------- */
 
-enum opt_kind { OPT_FLAG, OPT_CLEAR, OPT_PROP, OPT_BIND, OPT_RBIND, OPT_IDMAP, OPT_IGNORE };
+enum opt_kind { OPT_FLAG, OPT_CLEAR, OPT_RFLAG, OPT_RCLEAR, OPT_PROP, OPT_BIND, OPT_RBIND, OPT_IDMAP, OPT_IGNORE };
 
 struct mount_opt
 {
@@ -84,6 +84,27 @@ static const struct mount_opt mount_opts[] = {
   { "idmap", OPT_IDMAP, 0 },
   { "ridmap", OPT_IDMAP, MS_REC },
   { "tmpcopyup", OPT_IGNORE, 0 },
+  /* runtime-spec 1.2 recursive mount attributes (config.md "Mounts"):
+   * mount_setattr(2) with AT_RECURSIVE, over every submount of the mount.
+   * Plain "ro" on an rbind changes only its top mount, as in runc and crun. */
+  { "rro", OPT_RFLAG, MS_RDONLY },
+  { "rrw", OPT_RCLEAR, MS_RDONLY },
+  { "rnosuid", OPT_RFLAG, MS_NOSUID },
+  { "rsuid", OPT_RCLEAR, MS_NOSUID },
+  { "rnodev", OPT_RFLAG, MS_NODEV },
+  { "rdev", OPT_RCLEAR, MS_NODEV },
+  { "rnoexec", OPT_RFLAG, MS_NOEXEC },
+  { "rexec", OPT_RCLEAR, MS_NOEXEC },
+  { "rnodiratime", OPT_RFLAG, MS_NODIRATIME },
+  { "rdiratime", OPT_RCLEAR, MS_NODIRATIME },
+  { "rnoatime", OPT_RFLAG, MS_NOATIME },
+  { "ratime", OPT_RCLEAR, MS_NOATIME },
+  { "rrelatime", OPT_RFLAG, MS_RELATIME },
+  { "rnorelatime", OPT_RCLEAR, MS_RELATIME },
+  { "rstrictatime", OPT_RFLAG, MS_STRICTATIME },
+  { "rnostrictatime", OPT_RCLEAR, MS_STRICTATIME },
+  { "rnosymfollow", OPT_RFLAG, MS_NOSYMFOLLOW },
+  { "rsymfollow", OPT_RCLEAR, MS_NOSYMFOLLOW },
 };
 
 static const struct mount_opt *
@@ -127,6 +148,14 @@ pr_mount_parse_options (char *const *options, struct pr_mount_flags *out, pr_err
         case OPT_CLEAR:
           out->flags &= ~m->flag;
           out->clear_flags |= m->flag;
+          break;
+        case OPT_RFLAG:
+          out->rec_flags |= m->flag;
+          out->rec_clear_flags &= ~m->flag;
+          break;
+        case OPT_RCLEAR:
+          out->rec_flags &= ~m->flag;
+          out->rec_clear_flags |= m->flag;
           break;
         case OPT_PROP:
           out->propagation = m->flag;
@@ -322,6 +351,22 @@ do_bind_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags
 }
 
 /* See mount-internal.h. */
+/* Applies the recursive attributes (rro, rnosuid, ...) of f to the mount
+ * at m->destination and all its submounts (mount_setattr AT_RECURSIVE). */
+static int
+apply_rec_attrs (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *f, pr_error **err)
+{
+  if (((f->rec_flags | f->rec_clear_flags) & BIND_ATTR_FLAGS) == 0)
+    return 0;
+  _cleanup_close_ int mnt = -1;
+  if (pr_safe_open (rootfd, m->destination, O_PATH, 0, &mnt, err) < 0)
+    return -1;
+  char p[32];
+  pr_fd_path (mnt, p, sizeof p);
+  return bind_remount (mnt, p, f->rec_flags & BIND_ATTR_FLAGS, f->rec_clear_flags & BIND_ATTR_FLAGS, true,
+                       m->destination, err);
+}
+
 int
 bind_finish (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *f, pr_error **err)
 {
@@ -334,10 +379,14 @@ bind_finish (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *
         return -1;
       char p[32];
       pr_fd_path (mnt, p, sizeof p);
-      if (bind_remount (mnt, p, f->flags & BIND_ATTR_FLAGS, f->clear_flags & BIND_ATTR_FLAGS, f->recursive,
+      /* Only the top mount: "rbind,ro" leaves the submounts' own flags
+       * (runc, crun); "rro" is the recursive form. */
+      if (bind_remount (mnt, p, f->flags & BIND_ATTR_FLAGS, f->clear_flags & BIND_ATTR_FLAGS, false,
                         m->destination, err) < 0)
         return -1;
     }
+  if (apply_rec_attrs (rootfd, m, f, err) < 0)
+    return -1;
   return apply_propagation (rootfd, m->destination, f->propagation, err);
 }
 
@@ -477,7 +526,7 @@ tmpcopyup (int rootfd, int under, const char *dest, pr_error **err)
 
 static int
 do_fs_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *f, const struct pr_config *cfg,
-             bool in_userns, pr_error **err)
+             bool in_userns, bool *dev_ro, pr_error **err)
 {
   const char *type = m->type;
   const char *src = m->source && *m->source ? m->source : type;
@@ -490,7 +539,16 @@ do_fs_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *
   char p[32];
   pr_fd_path (target, p, sizeof p);
 
-  int r = mount (src, p, type, f->flags, data);
+  unsigned long flags = f->flags;
+  if (strcmp (m->destination, "/dev") == 0 && (flags & MS_RDONLY))
+    {
+      /* A read-only /dev: the later /dev/pts, /dev/shm... targets and the
+       * default devices need it writable; pr_rootfs_prepare makes it
+       * read-only once they exist. */
+      flags &= ~MS_RDONLY;
+      *dev_ro = true;
+    }
+  int r = mount (src, p, type, flags, data);
   if (r < 0 && errno == EPERM && in_userns && strcmp (type, "sysfs") == 0)
     {
       /* A user namespace without its own network namespace may not mount
@@ -499,6 +557,9 @@ do_fs_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *
       struct pr_mount_flags bf = *f;
       bf.recursive = true;
       bf.bind = true;
+      /* The host's /sys carries submounts (cgroup, securityfs...): its
+       * flags (ro) must hold over all of them, not only the top. */
+      bf.rec_flags |= bf.flags & BIND_ATTR_FLAGS;
       /* Never send the container's later mounts (the cgroup tmpfs on
        * /sys/fs/cgroup) back to the host's /sys under a shared root. */
       if (bf.propagation == 0)
@@ -509,17 +570,19 @@ do_fs_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *
     }
   if (r < 0 && data && strstr (data, "context=") && strcmp (type, "mqueue") == 0)
     /* Some kernels refuse a context= on mqueue: retry without the label. */
-    r = mount (src, p, type, f->flags, f->data);
+    r = mount (src, p, type, flags, f->data);
   if (r < 0)
     return pr_error_set (err, errno, "mount `%s` to `%s`", src, m->destination);
   if (has_option (m->options, "tmpcopyup") && tmpcopyup (rootfd, target, m->destination, err) < 0)
+    return -1;
+  if (apply_rec_attrs (rootfd, m, f, err) < 0)
     return -1;
   return apply_propagation (rootfd, m->destination, f->propagation, err);
 }
 
 static int
 do_mount (int rootfd, const struct pr_config *cfg, const struct pr_mount *m, int idmount_fd,
-          const struct pr_rootfs_opts *o, pr_error **err)
+          const struct pr_rootfs_opts *o, bool *dev_ro, pr_error **err)
 {
   if (m->destination == NULL || m->destination[0] != '/')
     return pr_error_invalid (err, "mount destination `%s` is not absolute", m->destination ? m->destination : "");
@@ -544,7 +607,7 @@ do_mount (int rootfd, const struct pr_config *cfg, const struct pr_mount *m, int
     return pr_error_invalid (err, "mount to `%s`: no type and not a bind mount", m->destination);
   if (strcmp (type, "cgroup") == 0)
     return do_cgroup_mount (rootfd, m, &f, o->new_cgroupns, err);
-  return do_fs_mount (rootfd, m, &f, cfg, o->in_userns, err);
+  return do_fs_mount (rootfd, m, &f, cfg, o->in_userns, dev_ro, err);
 }
 
 /* ---- the three phases -------------------------------------------------- */
@@ -618,12 +681,13 @@ pr_rootfs_prepare (const struct pr_config *cfg, const struct pr_rootfs_opts *o, 
 
   if (rootprop & MS_SHARED)
     {
-      /* pivot_root(2) refuses a new root whose parent mount is shared. */
-      _cleanup_free_ char *parent = xstrdup (o->rootfs);
-      char *slash = strrchr (parent, '/');
-      if (slash && slash != parent)
-        *slash = '\0';
-      _cleanup_free_ char *mp = mount_point_of (parent);
+      /* pivot_root(2) refuses a new root whose parent mount is shared.
+       * The new root is the self-bind made below; its parent is the mount
+       * holding the rootfs path itself, which is the rootfs when that is a
+       * mount point (an overlay snapshot, a bind mount), not the one
+       * holding its parent directory.  Only this namespace's copy changes;
+       * the rbind,rshared volumes keep their own peer groups. */
+      _cleanup_free_ char *mp = mount_point_of (o->rootfs);
       if (mp && mount (NULL, mp, NULL, MS_PRIVATE, NULL) < 0)
         return pr_error_set (err, errno, "make `%s` private", mp);
     }
@@ -635,18 +699,104 @@ pr_rootfs_prepare (const struct pr_config *cfg, const struct pr_rootfs_opts *o, 
   if (rootfd < 0)
     return pr_error_set (err, errno, "open rootfs `%s`", o->rootfs);
 
+  bool dev_ro = false;
   for (size_t i = 0; i < cfg->n_mounts; i++)
     {
       pr_debug ("mounting %s (%s) to %s", cfg->mounts[i].source ? cfg->mounts[i].source : "",
                 cfg->mounts[i].type ? cfg->mounts[i].type : "", cfg->mounts[i].destination);
       int idfd = o->idmount_fds ? o->idmount_fds[i] : -1;
-      if (do_mount (rootfd, cfg, &cfg->mounts[i], idfd, o, err) < 0)
+      if (do_mount (rootfd, cfg, &cfg->mounts[i], idfd, o, &dev_ro, err) < 0)
         return -1;
     }
 
-  if (dev_is_bind_mounted (cfg))
+  if (!dev_is_bind_mounted (cfg) && pr_devices_create (cfg, rootfd, o->in_userns, err) < 0)
+    return -1;
+  if (!dev_ro)
     return 0;
-  return pr_devices_create (cfg, rootfd, o->in_userns, err);
+  /* Only the /dev mount itself: /dev/pts, /dev/shm and /dev/mqueue keep
+   * their own flags. */
+  _cleanup_close_ int dev = -1;
+  if (pr_safe_open (rootfd, "/dev", O_PATH, 0, &dev, err) < 0)
+    return -1;
+  char p[32];
+  pr_fd_path (dev, p, sizeof p);
+  return bind_remount (dev, p, MS_RDONLY, 0, false, "/dev", err);
+}
+
+/* True for a mountinfo line (split into fields) of a whole procfs or sysfs
+ * (its root is the filesystem's root) mounted outside the rootfs. */
+static bool
+is_revealing_mount (char **f, size_t n, const char *rootfs)
+{
+  size_t dash = 0;
+  for (size_t i = 6; i < n; i++)
+    if (strcmp (f[i], "-") == 0)
+      {
+        dash = i;
+        break;
+      }
+  if (dash == 0 || dash + 1 >= n)
+    return false;
+  const char *type = f[dash + 1];
+  if (strcmp (type, "proc") != 0 && strcmp (type, "sysfs") != 0)
+    return false;
+  return strcmp (f[3], "/") == 0 && !pr_path_is_under (f[4], rootfs);
+}
+
+/* --no-pivot keeps the old root in the mount namespace, below the chroot.
+ * The kernel lets a process in a new user namespace mount a fresh procfs
+ * or sysfs only when one is fully visible somewhere in its mount namespace
+ * (fs/namespace.c mount_too_revealing, mnt_already_visible): the host's
+ * would be, and the fresh one has none of maskedPaths.  So every whole
+ * procfs and sysfs outside the rootfs is detached (rslave first, so the
+ * detach never propagates to the host), or covered by an empty read-only
+ * tmpfs where it cannot be detached (a locked mount).  Deepest first, so
+ * a covered parent never hides a child still to do.  Returns 0, or -1
+ * with errno context when mountinfo cannot be read or a mount fails. */
+static int
+hide_revealing_mounts (const char *rootfs, pr_error **err)
+{
+  _cleanup_free_ char *text = NULL;
+  if (pr_read_file ("/proc/self/mountinfo", &text, NULL, err) < 0)
+    return pr_error_wrap (err, "--no-pivot: read mountinfo");
+  _cleanup_strv_ char **targets = NULL;
+  size_t nt = 0;
+  char *save = NULL;
+  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      char *f[64];
+      size_t n = 0;
+      char *lsave = NULL;
+      for (char *t = strtok_r (line, " ", &lsave); t && n < PR_ARRAY_SIZE (f); t = strtok_r (NULL, " ", &lsave))
+        f[n++] = t;
+      if (n < 7)
+        continue;
+      unescape_mountinfo (f[3]);
+      unescape_mountinfo (f[4]);
+      if (!is_revealing_mount (f, n, rootfs))
+        continue;
+      targets = xrealloc (targets, (nt + 2) * sizeof *targets);
+      targets[nt++] = xstrdup (f[4]);
+      targets[nt] = NULL;
+    }
+  /* mountinfo lists parents before children: walk it backwards. */
+  for (size_t i = nt; i-- > 0;)
+    {
+      const char *t = targets[i];
+      if (mount (NULL, t, NULL, MS_SLAVE | MS_REC, NULL) < 0)
+        {
+          if (errno == ENOENT)
+            continue; /* under a mount already detached */
+          return pr_error_set (err, errno, "--no-pivot: make `%s` rslave", t);
+        }
+      if (umount2 (t, MNT_DETACH) == 0)
+        continue;
+      if (errno != EINVAL && errno != EPERM)
+        return pr_error_set (err, errno, "--no-pivot: detach `%s`", t);
+      if (mount ("tmpfs", t, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        return pr_error_set (err, errno, "--no-pivot: cover `%s`", t);
+    }
+  return 0;
 }
 
 int
@@ -657,6 +807,8 @@ pr_rootfs_pivot (const struct pr_config *cfg, const struct pr_rootfs_opts *o, pr
 
   if (o->no_pivot)
     {
+      if (hide_revealing_mounts (o->rootfs, err) < 0)
+        return -1;
       if (mount (o->rootfs, "/", NULL, MS_MOVE, NULL) < 0)
         return pr_error_set (err, errno, "move rootfs `%s` to `/`", o->rootfs);
       if (chroot (".") < 0)

@@ -36,15 +36,21 @@ struct pr_rootfs_opts
  * (bind/rbind with all flags and propagation options, proc, sysfs, tmpfs,
  * devpts, mqueue, cgroup/cgroup2, and any other fstype with data options),
  * creates the default devices (/dev/null, zero, full, random, urandom, tty,
- * /dev/ptmx -> pts/ptmx, /dev/fd, stdin/out/err symlinks) and linux.devices.
+ * /dev/ptmx -> pts/ptmx, /dev/fd, stdin/out/err symlinks) and linux.devices;
+ * a "ro" /dev mount is made read-only only after all of that (its own
+ * mount, not /dev/pts or /dev/shm below it).
  * Errors: the first failing mount/mknod/mkdir, with errno, naming the mount
  * destination ("mount `proc` to `/proc`: ..."), or EINVAL for an unknown
  * mount option or a relative destination. */
 int pr_rootfs_prepare (const struct pr_config *cfg, const struct pr_rootfs_opts *o, pr_error **err);
 
 /* Switches root to the rootfs with pivot_root(".", ".") + umount2(MNT_DETACH)
- * of the old root, or MS_MOVE + chroot when o->no_pivot; chdir("/") after.
- * Errors: pivot_root/mount/chroot errno. */
+ * of the old root, or MS_MOVE + chroot when o->no_pivot (whole procfs and
+ * sysfs mounts outside the rootfs are detached or covered first, so that
+ * mount_too_revealing refuses a fresh procfs inside); chdir("/") after.
+ * Errors: pivot_root/mount/chroot errno, mountinfo unreadable, or a
+ * procfs/sysfs outside the rootfs that can be neither detached nor
+ * covered. */
 int pr_rootfs_pivot (const struct pr_config *cfg, const struct pr_rootfs_opts *o, pr_error **err);
 
 /* After pivot: masks linux.maskedPaths (a read-only empty tmpfs for
@@ -64,6 +70,9 @@ struct pr_mount_flags
   unsigned long flags;       /* MS_* for the mount itself */
   unsigned long propagation; /* MS_SHARED/MS_PRIVATE/MS_SLAVE/MS_UNBINDABLE (| MS_REC) */
   unsigned long clear_flags; /* flags explicitly negated (rw, suid, ...) */
+  unsigned long rec_flags;   /* recursive attributes set (rro, rnosuid, ...:
+                                runtime-spec 1.2), over every submount */
+  unsigned long rec_clear_flags; /* recursive attributes cleared (rrw, ...) */
   bool bind;
   bool recursive;
   bool idmap;               /* "idmap" / "ridmap" option */

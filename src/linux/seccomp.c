@@ -333,9 +333,17 @@ connect_unix (const char *path, pr_error **err)
 }
 
 int
-pr_seccomp_send_listener (const struct pr_seccomp *sc, int notify_fd, const char *state_json, pr_error **err)
+pr_seccomp_listener_connect (const struct pr_seccomp *sc, pr_error **err)
 {
-  _cleanup_close_ int sock = -1;
+  if (sc->listener_path == NULL || sc->listener_path[0] == '\0')
+    return pr_error_invalid (err, "seccomp: no listenerPath to send the notify fd to");
+  return connect_unix (sc->listener_path, err);
+}
+
+int
+pr_seccomp_send_listener (const struct pr_seccomp *sc, int sock, int notify_fd, const char *state_json,
+                          pr_error **err)
+{
   size_t len, off;
   union
   {
@@ -347,14 +355,8 @@ pr_seccomp_send_listener (const struct pr_seccomp *sc, int notify_fd, const char
   struct cmsghdr *cm;
   ssize_t n;
 
-  if (sc->listener_path == NULL || sc->listener_path[0] == '\0')
-    return pr_error_invalid (err, "seccomp: no listenerPath to send the notify fd to");
   if (state_json == NULL || state_json[0] == '\0')
     return pr_error_invalid (err, "seccomp: empty container process state");
-
-  sock = connect_unix (sc->listener_path, err);
-  if (sock < 0)
-    return -1;
 
   /* The first chunk carries the fd; a stream socket may take the rest of
    * the JSON in further writes. */
@@ -389,5 +391,10 @@ pr_seccomp_send_listener (const struct pr_seccomp *sc, int notify_fd, const char
       if (n < 0)
         return pr_error_set (err, errno, "send container state to seccomp listener `%s`", sc->listener_path);
     }
+  /* End of the state for a listener that reads to EOF, without close(2):
+   * close may be a notified syscall, and the listener serves none before
+   * it has the whole state (issue #19 item 2). */
+  if (shutdown (sock, SHUT_WR) < 0)
+    return pr_error_set (err, errno, "end the state sent to seccomp listener `%s`", sc->listener_path);
   return 0;
 }

@@ -20,8 +20,21 @@ int pr_seccomp_validate (const struct pr_seccomp *sc, pr_error **err);
  * Errors: seccomp_* failures (errno from its negative return). */
 int pr_seccomp_load (const struct pr_seccomp *sc, int *notify_fd_out, pr_error **err);
 
-/* Sends the notify fd and state_json to the unix socket at
- * sc->listener_path (SCM_RIGHTS).  Errors: connect/sendmsg errno. */
-int pr_seccomp_send_listener (const struct pr_seccomp *sc, int notify_fd, const char *state_json, pr_error **err);
+/* Connects a stream socket (close-on-exec) to sc->listener_path and
+ * returns it, before the filter is loaded, so that nothing between the
+ * load and the handover (an open or close of the long-path proxy
+ * directory) can be a notified syscall.  Errors: EINVAL without a
+ * listenerPath, open/socket/connect errno, ENAMETOOLONG. */
+int pr_seccomp_listener_connect (const struct pr_seccomp *sc, pr_error **err);
+
+/* Sends the notify fd and state_json over sock (from
+ * pr_seccomp_listener_connect; SCM_RIGHTS with the first chunk), then
+ * shuts down the writing side so a listener reading to EOF has the whole
+ * state.  Closes nothing: the caller keeps both fds (close-on-exec) to
+ * execve, since close(2) may itself be notified.  sc names the path in
+ * messages.  Errors: EINVAL for an empty state, sendmsg/send/shutdown
+ * errno.  Source: runtime-spec config-linux.md "Seccomp" listenerPath. */
+int pr_seccomp_send_listener (const struct pr_seccomp *sc, int sock, int notify_fd, const char *state_json,
+                              pr_error **err);
 
 #endif

@@ -183,6 +183,26 @@ prop_bundle() {
 	umount "$TEST_DIR/prop/inner"
 }
 
+# Issue #19 item 4: containerd's snapshots and Kubernetes' Bidirectional
+# volumes: the rootfs is itself a mount point.  pivot_root(2) refuses a new
+# root whose parent mount is shared; the mount to make private is the one
+# holding the rootfs, not the one holding its parent directory.
+@test "rootfsPropagation rshared with a rootfs that is a bind mount: create works and the mount propagates" {
+	prop_bundle rshared
+	mount --bind "$ROOTFS" "$ROOTFS"
+	mount --make-shared "$ROOTFS"
+	create_ctr || fail_with "create failed: $(cat "$TEST_DIR/$CID.err")"
+	pr start "$CID"
+	wait_file "$TEST_DIR/$CID.out"
+	grep -qx mounted "$TEST_DIR/$CID.out"
+	awk -v d="$TEST_DIR/prop/inner" '$5 == d' /proc/self/mountinfo | grep -q ' - tmpfs prt-inner ' ||
+		fail_with "container mount not seen on the host"
+	pr delete -f "$CID"
+	umount "$TEST_DIR/prop/inner"
+	# The rootfs mount is still the host's own, shared as before.
+	findmnt -n -o PROPAGATION "$ROOTFS" | grep -q shared || fail_with "rootfs propagation changed on the host"
+}
+
 @test "rootfsPropagation rslave: a mount made inside stays inside" {
 	prop_bundle rslave
 	create_ctr
@@ -417,4 +437,41 @@ wrote" ] || fail_with "$output"
 		[[ "$stderr" == *"$want"* ]] || fail_with "$name: $stderr"
 		assert_no_leftovers "$CID"
 	done
+}
+
+# Issue #19 item 5: "ro" on an rbind is the top mount's flag only (runc,
+# crun); runtime-spec 1.2's "rro" reaches every submount (mount_setattr
+# AT_RECURSIVE).  The container tries to write at each level.
+@test "rbind,ro makes only the top mount read-only; rbind,rro the whole tree, and features lists rro" {
+	setup_bundle busybox
+	mkdir -p "$TEST_DIR/src/sub" "$TEST_DIR/subsrc"
+	mount --bind "$TEST_DIR/subsrc" "$TEST_DIR/src/sub"
+	cfg_set --arg s "$TEST_DIR/src" '.mounts += [
+		{"destination": "/top", "type": "bind", "source": $s, "options": ["rbind", "ro"]},
+		{"destination": "/all", "type": "bind", "source": $s, "options": ["rbind", "rro"]}]'
+	cfg_args sh -c 'for d in /top /top/sub /all /all/sub; do
+		if touch $d/w 2>/dev/null; then echo "$d=rw"; rm -f $d/w; else echo "$d=ro"; fi; done'
+	run_ctr
+	assert_status 0
+	[ "$(echo "$output" | tr '\n' ' ')" = "/top=ro /top/sub=rw /all=ro /all/sub=ro " ] || fail_with "$output"
+	[ ! -e "$TEST_DIR/src/w" ] && [ ! -e "$TEST_DIR/subsrc/w" ]
+	"$PROCTOR" features | jq -e '.mountOptions | index("rro") != null' >/dev/null || fail_with "features lacks rro"
+}
+
+# Issue #19 item 5: a config whose /dev tmpfs is "ro" (runc's and crun's
+# tests use one): /dev/pts, /dev/shm and the default devices are set up
+# first, then /dev alone turns read-only.
+@test "a read-only /dev in the config: default devices and devpts are there, /dev refuses writes" {
+	setup_bundle busybox
+	cfg_set '(.mounts[] | select(.destination == "/dev") | .options) += ["ro"]'
+	cfg_args sh -c 'test -c /dev/null && echo null=ok; test -c /dev/pts/ptmx && echo pts=ok;
+		if touch /dev/prt-w 2>/dev/null; then echo dev=rw; else echo dev=ro; fi;
+		grep " /dev " /proc/self/mountinfo'
+	run_ctr
+	assert_status 0
+	echo "$output"
+	echo "$output" | grep -qx null=ok || fail_with "$output"
+	echo "$output" | grep -qx pts=ok || fail_with "$output"
+	echo "$output" | grep -qx dev=ro || fail_with "/dev is writable: $output"
+	echo "$output" | grep -q ' /dev ro,' || fail_with "/dev not ro in mountinfo: $output"
 }

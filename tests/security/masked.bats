@@ -90,3 +90,32 @@ head -c 10 /proc/kcore 2>/dev/null | wc -c | sed "s/^/kcore=/"'
 	! echo "$output" | grep -qE 'UNMOUNTED|REMOUNTED' || fail_with "a mask was undone from inside"
 	echo "$output" | grep -q '^kcore=0$'
 }
+
+# Issue #19 item 6.  With --no-pivot the rootfs is moved onto "/" and
+# chrooted into: the host's procfs and sysfs stay in the container's mount
+# namespace below the root.  The kernel lets a process in a new user
+# namespace mount a fresh procfs (or sysfs) only when one is already fully
+# visible in its mount namespace (fs/namespace.c mount_too_revealing): the
+# host's would be, and the fresh procfs has none of the masks.  The agent
+# tries exactly that (runc's test: unshare -mrpf, mount -t proc).
+@test "--no-pivot: a process inside cannot mount a fresh, unmasked procfs or sysfs" {
+	setup_bundle bookworm
+	# Mapping uid 0 in the new user namespace needs CAP_SETFCAP
+	# (user_namespaces(7)); nothing else is added.
+	cfg_set '.process.capabilities.bounding += ["CAP_SETFCAP"]
+		| .process.capabilities.permitted += ["CAP_SETFCAP"]
+		| .process.capabilities.effective += ["CAP_SETFCAP"]'
+	cfg_args unshare -mrpf sh -c '
+mount -t proc none /proc 2>&1 && echo "MOUNTED proc" && head -c 1 /proc/kcore | wc -c | sed "s/^/kcore=/"
+mount -t sysfs none /sys 2>&1 && echo "MOUNTED sys"
+echo done'
+	run_ctr --no-pivot
+	echo "$output"
+	assert_status 0
+	echo "$output" | grep -qx done || fail_with "the probe did not run: $output"
+	! echo "$output" | grep -q MOUNTED || fail_with "a fresh procfs/sysfs was mounted inside"
+	echo "$output" | grep -qi 'permission denied' || fail_with "no permission denied: $output"
+	# The host's own /proc and /sys are untouched.
+	[ -e /proc/self/stat ] && [ -d /sys/kernel ]
+	assert_no_leftovers "$CID"
+}
