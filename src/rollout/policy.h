@@ -30,6 +30,15 @@ enum pr_phase
   PR_PHASE_VERIFIER,
 };
 
+/* verifier.agent_processes: what happens to the agent's processes before
+ * each verifier session starts (rollout/procs.h). */
+enum pr_agent_processes
+{
+  PR_AGENT_PROCS_KEEP = 0, /* "keep" (default): they run on, services stay up */
+  PR_AGENT_PROCS_FREEZE,   /* "freeze": every one stopped (SIGSTOP), pid 1 too */
+  PR_AGENT_PROCS_KILL,     /* "kill": every one but pid 1 killed (SIGKILL) */
+};
+
 struct pr_phase_policy
 {
   char *user;               /* "uid[:gid]" or a name from the image; NULL = process.user */
@@ -68,6 +77,7 @@ struct pr_policy
   struct pr_peer *peers;
   size_t n_peers;
   char **drop_env;                   /* NULL-terminated glob patterns ("HUD_*"); may be NULL */
+  enum pr_agent_processes agent_processes; /* verifier.agent_processes */
 };
 
 /* Parses and validates a policy document (len bytes).  Errors (errnum 0,
