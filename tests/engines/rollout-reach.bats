@@ -223,3 +223,23 @@ S"* ]] || fail_with "$output"
 	run pm exec "$NAME" echo alive
 	[ "$output" = alive ] || fail_with "$output"
 }
+
+@test "reach: an agent balloon under --memory 400m with every visible oom_score_adj at 1000 is OOM-killed, not the verifier" {
+	need_image bookworm
+	start_reach "" --memory 400m --memory-swap 400m
+	bg_session verifier reach-marker-v
+	hp=$(host_pid reach-marker-v)
+	[ -n "$hp" ] || fail_with "no verifier session on the host"
+	# Every process the agent can name but its own shell, its balloon and
+	# pid 1 gets oom_score_adj 1000 (the memcg OOM killer's first pick);
+	# the balloon then asks for more than the limit.
+	agent_bg 'perl -e "sleep 1; my \$x = q(a) x (600 << 20); sleep 30" & bal=$!
+		for d in /proc/[0-9]*; do n=${d#/proc/}
+			[ "$n" = 1 ] || [ "$n" = $$ ] || [ "$n" = "$bal" ] || echo 1000 > $d/oom_score_adj
+		done 2>/dev/null
+		wait $bal; echo "balloon $?"'
+	[ "$(tail -n 1 <<<"$output")" = "balloon 137" ] || fail_with "$output"
+	kill -0 "$hp" || fail_with "the verifier was OOM-killed"
+	[ "$(cat "/proc/$hp/oom_score_adj")" = 0 ] || fail_with "oom_score_adj $(cat "/proc/$hp/oom_score_adj")"
+	kill -0 "$BG_PID" || fail_with "the verifier's exec ended"
+}
