@@ -54,6 +54,15 @@ reach_mirror() {
 	PROCTOR=$w/proctor
 }
 
+# contrib/tasks/prebuilt-image names a prebuilt [environment] docker_image,
+# which the driver uses as it is and never builds: build it here from the
+# task's recipe (quick when cached).
+prebuilt_image() {
+	echo "=== building localhost/proctor-task-prebuilt:latest (prebuilt-image's docker_image)"
+	podman build --runtime "$PROCTOR" -q -t localhost/proctor-task-prebuilt:latest \
+		"$tasks/prebuilt-image/environment" >/dev/null
+}
+
 # The adversarial task's "reach the host" trick needs something on the host
 # to reach: host-canary.py, on all addresses, for the length of this script.
 start_canary() {
@@ -87,8 +96,10 @@ all_tasks() {
 	prepare
 	reach_mirror
 	start_canary
+	prebuilt_image
 	local out fails=0 t
 	out=$(mktemp -d /tmp/proctor-demo.XXXXXX)
+	export PROCTOR_JOBS_DIR=$out/jobs
 	echo "=== running every task in contrib/tasks with proctor ($PROCTOR); logs in $out"
 	for t in "$tasks"/*/; do
 		t=$(basename "$t")
@@ -126,6 +137,7 @@ adversarial() {
 	start_canary
 	local out
 	out=$(mktemp -d /tmp/proctor-demo.XXXXXX)
+	export PROCTOR_JOBS_DIR=$out/jobs
 	echo "=== adversarial task under proctor (rollout policy)"
 	run_task "$out/proctor.json" "$out/proctor.log" "$tasks/adversarial"
 	echo "=== adversarial task under runc, no policy (--no-rollout --runtime runc)"
@@ -151,6 +163,7 @@ one_task() {
 	[ -f "$tasks/$t/task.toml" ] || { echo "demo.sh: no task $tasks/$t" >&2; exit 2; }
 	prepare
 	reach_mirror
+	[ "$t" != prebuilt-image ] || prebuilt_image
 	local json rc=0
 	json=$(mktemp /tmp/proctor-demo.XXXXXX.json)
 	echo "=== contrib/rollout/proctor-rollout --runtime $PROCTOR contrib/tasks/$t"

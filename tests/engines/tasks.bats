@@ -3,7 +3,10 @@
 # (contrib/rollout/proctor-rollout) under podman with proctor: each scores 1
 # with its oracle solution and 0 with an empty agent phase; the adversarial
 # task's tricks all fail under proctor and work in a plain runc container;
-# the driver's exit status reflects the run, not the reward.
+# the driver's exit status reflects the run, not the reward; task.toml is
+# read as Harbor reads it (keys mapped, refused or warned about by name);
+# the agent modes (whole, persistent shell, one exec per command) keep or
+# lose shell state as documented; the job directory holds result.json.
 #
 # Task images are built once and cached by the driver (tagged with a content
 # hash of each task's environment/ directory), so a warm run takes about a
@@ -31,16 +34,34 @@ setup_file() {
 drive() {
 	local json=$1
 	shift
-	run timeout -k 5 600 "$DRIVER" --runtime "$PROCTOR" --json "$json" "$@"
+	run timeout -k 5 600 "$DRIVER" --runtime "$PROCTOR" --jobs-dir "$TEST_DIR/jobs" --json "$json" "$@"
+}
+
+# prebuilt_image: the image contrib/tasks/prebuilt-image names as its
+# docker_image, built from the task's recipe (the driver never builds it).
+prebuilt_image() {
+	podman build --runtime "$PROCTOR" -q -t localhost/proctor-task-prebuilt:latest \
+		"$TASKS/prebuilt-image/environment" >/dev/null
+}
+
+# toml_task DIR TOML: a minimal busybox task in DIR with TOML as task.toml.
+toml_task() {
+	mkdir -p "$1/environment" "$1/tests" "$1/solution"
+	printf '%s\n' "$2" >"$1/task.toml"
+	printf 'FROM localhost/proctor/busybox\n' >"$1/environment/Dockerfile"
+	printf '#!/bin/sh\necho 1 > /logs/verifier/reward.txt\n' >"$1/tests/test.sh"
+	printf '#!/bin/sh\necho solved\n' >"$1/solution/solve.sh"
 }
 
 reward_of() { jq -r '.reward' "$1"; }
 
-# check_task NAME: oracle scores 1, the empty agent phase 0, both runs exit 0.
+# check_task NAME [ARGS...]: oracle scores 1, the empty agent phase 0, both
+# runs exit 0; ARGS go to the oracle run.
 check_task() {
 	local t=$1
+	shift
 	need_image bookworm
-	drive "$TEST_DIR/oracle.json" "$TASKS/$t"
+	drive "$TEST_DIR/oracle.json" "$@" "$TASKS/$t"
 	[ "$status" -eq 0 ] || fail_with "oracle run of $t exited $status: $output"
 	[ "$(reward_of "$TEST_DIR/oracle.json")" = 1 ] || fail_with "oracle reward of $t: $output"
 	printf '%s\n' "$output" >"$TEST_DIR/oracle.out"
@@ -50,7 +71,8 @@ check_task() {
 }
 
 @test "task service-health: a background service from one exec serves the next and the verifier" {
-	check_task service-health
+	check_task service-health --agent-mode exec
+	grep -q 'agent phase: 3 command(s), one podman exec each' "$TEST_DIR/oracle.out" || fail_with "$(cat "$TEST_DIR/oracle.out")"
 }
 
 @test "task git-http: the verifier clones over http from the agent's server" {
@@ -135,7 +157,7 @@ teardown() {
 	printf 'FROM localhost/proctor/busybox\n' >"$t/environment/Dockerfile"
 	printf '#!/bin/sh\necho "no verdict written"\n' >"$t/tests/test.sh"
 	printf '#!/bin/sh\necho one\n\nif true; then\n  echo two\nfi\ncat <<EOF\nthree\n\nfour\nEOF\n' >"$t/solution/solve.sh"
-	drive "$TEST_DIR/nr.json" "$t"
+	drive "$TEST_DIR/nr.json" --agent-mode exec "$t"
 	[ "$status" -eq 3 ] || fail_with "no reward: status $status: $output"
 	[ "$(reward_of "$TEST_DIR/nr.json")" = 0 ]
 	# solve.sh was cut into logical commands: the if block and the
@@ -146,4 +168,203 @@ teardown() {
 	drive "$TEST_DIR/nb.json" "$t"
 	[ "$status" -eq 1 ] || fail_with "build failure: status $status: $output"
 	[ "$(jq -r .status "$TEST_DIR/nb.json")" = error ]
+}
+
+@test "task shell-state: the oracle runs whole by default (cd, variables, a function, set -e carry over)" {
+	check_task shell-state
+	grep -q 'agent phase: /solution/solve.sh whole, one podman exec' "$TEST_DIR/oracle.out" || fail_with "$(cat "$TEST_DIR/oracle.out")"
+	grep -q 'built dist/app-2.7.1.txt in /srv/project' "$TEST_DIR/oracle.out" || fail_with "$(cat "$TEST_DIR/oracle.out")"
+}
+
+@test "task shell-state: --agent-mode shell keeps one shell, --agent-mode exec loses its state and scores 0" {
+	need_image bookworm
+	drive "$TEST_DIR/shell.json" --agent-mode shell "$TASKS/shell-state"
+	[ "$status" -eq 0 ] || fail_with "shell mode exited $status: $output"
+	[ "$(reward_of "$TEST_DIR/shell.json")" = 1 ] || fail_with "shell mode: $output"
+	# set -e ended the shell at the failing preflight: publish.sh never ran.
+	grep -q 'the shell exited with status 1; 1 command(s) not run' <<<"$output" || fail_with "$output"
+	local job
+	job=$(jq -r .job_dir "$TEST_DIR/shell.json")
+	jq -e '.[-1].command == "./preflight.sh" and .[-1].shell_exited and .[-1].exit == 1' "$job/agent/commands.json" >/dev/null ||
+		fail_with "$(cat "$job/agent/commands.json")"
+	drive "$TEST_DIR/exec.json" --agent-mode exec "$TASKS/shell-state"
+	[ "$status" -eq 0 ] || fail_with "exec mode exited $status: $output"
+	[ "$(reward_of "$TEST_DIR/exec.json")" = 0 ] || fail_with "exec mode kept shell state: $output"
+}
+
+@test "driver: --agent-mode shell carries cwd, variables, functions and set options; a timed-out command is interrupted" {
+	need_image bookworm
+	local t=$TEST_DIR/state
+	mkdir -p "$t/environment" "$t/tests"
+	printf 'version = "1.0"\n[environment]\nallow_internet = false\n' >"$t/task.toml"
+	printf 'FROM localhost/proctor/bookworm\n' >"$t/environment/Dockerfile"
+	printf '#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n' >"$t/tests/test.sh"
+	cat >"$TEST_DIR/agent.sh" <<'SH'
+#!/bin/bash
+cd /tmp
+x=42
+greet() { echo "greet $1"; }
+set -o pipefail
+sleep 1000
+echo "after: $PWD x=$x $(greet fn)"
+false | true
+echo "pipefail status $?"
+read -r line || echo "stdin is empty"
+set -e
+false
+echo "never printed"
+SH
+	drive "$TEST_DIR/st.json" --agent-mode shell --command-timeout 3 --agent "$TEST_DIR/agent.sh" "$t"
+	[ "$status" -eq 0 ] || fail_with "status $status: $output"
+	grep -q 'timed out after' <<<"$output" || fail_with "no timeout: $output"
+	grep -q '| after: /tmp x=42 greet fn$' <<<"$output" || fail_with "state lost: $output"
+	grep -q '| pipefail status 1$' <<<"$output" || fail_with "set -o pipefail lost: $output"
+	grep -q '| stdin is empty$' <<<"$output" || fail_with "a command read the driver's stream: $output"
+	! grep -q 'never printed' <<<"$output" || fail_with "set -e did not end the shell: $output"
+	grep -q '1 command(s) not run' <<<"$output" || fail_with "$output"
+	local job
+	job=$(jq -r .job_dir "$TEST_DIR/st.json")
+	jq -e '.[] | select(.command == "sleep 1000") | .timed_out and .exit == 130' "$job/agent/commands.json" >/dev/null ||
+		fail_with "$(cat "$job/agent/commands.json")"
+}
+
+@test "task allow-internet: allow_internet = true without network_mode is public for every phase" {
+	check_task allow-internet
+	jq -e '.policy.environment.network_mode == "public" and .network_from == "allow_internet"' "$TEST_DIR/oracle.json" >/dev/null ||
+		fail_with "$(jq -c .policy "$TEST_DIR/oracle.json")"
+	jq -e '[.egress.log[] | select(.phase == "agent" and .decision == "allow")] | length > 0' "$TEST_DIR/oracle.json" >/dev/null ||
+		fail_with "no allowed agent egress: $(jq -c .egress "$TEST_DIR/oracle.json")"
+	jq -e '[.egress.log[] | select(.phase == "verifier" and .decision == "allow")] | length > 0' "$TEST_DIR/oracle.json" >/dev/null ||
+		fail_with "no allowed verifier egress: $(jq -c .egress "$TEST_DIR/oracle.json")"
+	# allow_internet = false: no network at all.
+	local t=$TEST_DIR/offline
+	toml_task "$t" $'version = "1.0"\n[environment]\nallow_internet = false'
+	drive "$TEST_DIR/off.json" "$t"
+	[ "$status" -eq 0 ] || fail_with "status $status: $output"
+	jq -e '.policy.environment.network_mode == "no-network"' "$TEST_DIR/off.json" >/dev/null || fail_with "$output"
+}
+
+@test "task prebuilt-image: [environment] docker_image is used when present locally, a clear error otherwise" {
+	need_image bookworm
+	prebuilt_image
+	check_task prebuilt-image
+	jq -e '.image == "localhost/proctor-task-prebuilt:latest" and .image_source == "docker_image"' "$TEST_DIR/oracle.json" >/dev/null ||
+		fail_with "$(cat "$TEST_DIR/oracle.json")"
+	jq -e '.resources == {"cpus": 1, "memory_mb": 512}' "$TEST_DIR/oracle.json" >/dev/null || fail_with "$(cat "$TEST_DIR/oracle.json")"
+	grep -q 'environment/Dockerfile is not built' "$TEST_DIR/oracle.out" || fail_with "$(cat "$TEST_DIR/oracle.out")"
+	local t=$TEST_DIR/missing
+	toml_task "$t" $'version = "1.0"\n[environment]\ndocker_image = "localhost/proctor-task-missing:nothing"'
+	drive "$TEST_DIR/missing.json" "$t"
+	[ "$status" -eq 1 ] || fail_with "status $status: $output"
+	grep -q "docker_image 'localhost/proctor-task-missing:nothing' is not present locally" <<<"$output" || fail_with "$output"
+}
+
+@test "driver: [environment] cpus and memory_mb reach the container's cgroup" {
+	need_image bookworm
+	local t=$TEST_DIR/res
+	toml_task "$t" $'version = "1.0"\n[environment]\nallow_internet = false\ncpus = 1\nmemory_mb = 300'
+	# The agent reads its own limits: cgroup v2 or v1, whichever this host mounts.
+	cat >"$t/solution/solve.sh" <<'SH'
+#!/bin/sh
+if [ -f /sys/fs/cgroup/memory.max ]; then echo "memory $(cat /sys/fs/cgroup/memory.max)"; echo "cpu $(cat /sys/fs/cgroup/cpu.max)"
+else echo "memory $(cat /sys/fs/cgroup/memory/memory.limit_in_bytes)"; echo "cpu $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"; fi
+SH
+	drive "$TEST_DIR/res.json" "$t"
+	[ "$status" -eq 0 ] || fail_with "status $status: $output"
+	grep -q '| memory 314572800$' <<<"$output" || fail_with "memory limit not applied: $output"
+	grep -qE '\| cpu 100000 100000$' <<<"$output" || fail_with "cpu limit not applied: $output"
+}
+
+@test "task verifier-writes: tests are writable for the verifier and absent for the agent; the job directory keeps the verdict" {
+	check_task verifier-writes
+	local job
+	job=$(jq -r .job_dir "$TEST_DIR/oracle.json")
+	[ -f "$job/result.json" ] || fail_with "no $job/result.json"
+	jq -e '.schema == "proctor-rollout/result/1" and .reward == 1 and .reward_source == "reward.json"
+		and .reward_fields == {"reward": 1, "checks": 3, "passed": 3}
+		and .verifier.ctrf == "verifier/ctrf.json" and .exit_status == 0
+		and (.phase_seconds | keys == ["agent", "build", "setup", "start", "verifier"])
+		and ([.phase_seconds[] | numbers] | length == 5)' "$job/result.json" >/dev/null || fail_with "$(cat "$job/result.json")"
+	jq -e '.results.summary.passed == 3' "$job/verifier/ctrf.json" >/dev/null || fail_with "$(cat "$job/verifier/ctrf.json")"
+	grep -q '^tests-writable: passed$' "$job/verifier/stdout.txt" || fail_with "$(cat "$job/verifier/stdout.txt")"
+	grep -q '^stderr line from the verifier$' "$job/verifier/stderr.txt" || fail_with "$(cat "$job/verifier/stderr.txt")"
+	! grep -q 'stderr line' "$job/verifier/stdout.txt" || fail_with "stderr mixed into stdout"
+	jq -e '.verifier.user == "nobody"' "$job/policy.json" >/dev/null || fail_with "$(cat "$job/policy.json")"
+	# The agent could not see /tests (the empty run fails only that and the count).
+	jq -e '.reward_fields.passed == 1' "$(jq -r .job_dir "$TEST_DIR/empty.json")/result.json" >/dev/null ||
+		fail_with "$(cat "$(jq -r .job_dir "$TEST_DIR/empty.json")/result.json")"
+	# The tests are a copy: the task's own files are unchanged.
+	[ ! -e "$TASKS/verifier-writes/tests/generated-expected.txt" ] && ! grep -qx '# graded' "$TASKS/verifier-writes/tests/test.sh"
+}
+
+@test "driver: task.toml keys it cannot apply are refused or warned about by name" {
+	local t=$TEST_DIR/keys
+	toml_task "$t" $'version = "1.0"\n[environment]\nallow_internet = false\ngpus = 1'
+	run "$DRIVER" --runtime "$PROCTOR" --jobs-dir "$TEST_DIR/jobs" "$t"
+	[ "$status" -eq 2 ] && grep -q 'gpus = 1: GPU tasks are not supported' <<<"$output" || fail_with "gpus: $status: $output"
+	toml_task "$t" $'version = "1.0"\n[[environment.mcp_servers]]\nname = "x"\nurl = "http://x.invalid/sse"'
+	run "$DRIVER" --runtime "$PROCTOR" --jobs-dir "$TEST_DIR/jobs" "$t"
+	[ "$status" -eq 2 ] && grep -q 'mcp_servers: MCP servers are not supported' <<<"$output" || fail_with "mcp: $status: $output"
+	toml_task "$t" $'version = "1.0"\n[environment]\nnetwork_mode = "open"'
+	run "$DRIVER" --runtime "$PROCTOR" --jobs-dir "$TEST_DIR/jobs" "$t"
+	[ "$status" -eq 2 ] && grep -q "network_mode = 'open'" <<<"$output" || fail_with "mode: $status: $output"
+	toml_task "$t" $'version = "1.0"\n[environment]\nallow_internet = false'
+	printf 'services: {}\n' >"$t/environment/docker-compose.yaml"
+	run "$DRIVER" --runtime "$PROCTOR" --jobs-dir "$TEST_DIR/jobs" "$t"
+	[ "$status" -eq 2 ] && grep -q 'environment/docker-compose.yaml: compose tasks are not supported yet' <<<"$output" ||
+		fail_with "compose: $status: $output"
+	rm "$t/environment/docker-compose.yaml"
+	need_image busybox
+	toml_task "$t" $'version = "1.0"\nflavour = 1\n[environment]\nallow_internet = false\nstorage_mb = 4096\nskills_dir = "/skills"\ncolour = "red"\n[agent]\nshoe_size = 9\n[solution]\nenv = { SOLUTION_KEY = "from-solution-env" }'
+	printf '#!/bin/sh\necho "key=$SOLUTION_KEY"\n' >"$t/solution/solve.sh"
+	drive "$TEST_DIR/w.json" "$t"
+	[ "$status" -eq 0 ] || fail_with "status $status: $output"
+	for w in "unknown top-level key 'flavour'" "\[environment\] storage_mb = 4096: not enforced" "\[environment\] skills_dir: ignored" \
+		"unknown key \[environment\] colour" "unknown key \[agent\] shoe_size"; do
+		grep -q "warning: keys: $w" <<<"$output" || fail_with "no warning '$w': $output"
+	done
+	[ "$(jq '.warnings | length' "$TEST_DIR/w.json")" = 5 ] || fail_with "$(jq .warnings "$TEST_DIR/w.json")"
+	# [solution] env reaches the oracle (and only the oracle).
+	grep -q '| key=from-solution-env$' <<<"$output" || fail_with "solution env: $output"
+}
+
+@test "driver: [environment] healthcheck runs in the setup phase until it passes; one that keeps failing fails the run" {
+	need_image busybox
+	local t=$TEST_DIR/hc
+	# The first check fails and leaves a mark; the second passes.
+	toml_task "$t" $'version = "1.0"\n[environment]\nallow_internet = false\n[environment.healthcheck]\ncommand = "test -e /tmp/checked || { touch /tmp/checked; exit 1; }"\ninterval_sec = 0.2\nretries = 2'
+	printf '#!/bin/sh\nls /tmp/checked\n' >"$t/solution/solve.sh"
+	drive "$TEST_DIR/hc.json" "$t"
+	[ "$status" -eq 0 ] || fail_with "status $status: $output"
+	grep -q 'setup phase: healthcheck' <<<"$output" && grep -q '^   healthy$' <<<"$output" || fail_with "$output"
+	grep -q '| /tmp/checked$' <<<"$output" || fail_with "the healthcheck did not run in the agent's view: $output"
+	toml_task "$t" $'version = "1.0"\n[environment]\nallow_internet = false\n[environment.healthcheck]\ncommand = "echo not ready; exit 3"\ninterval_sec = 0.2\nretries = 2'
+	drive "$TEST_DIR/hc2.json" "$t"
+	[ "$status" -eq 1 ] || fail_with "status $status: $output"
+	grep -q 'healthcheck failed 2 times: `echo not ready; exit 3` exited 3: not ready' <<<"$output" || fail_with "$output"
+	[ "$(jq -r '.phase_seconds.agent' "$TEST_DIR/hc2.json")" = null ] || fail_with "the agent phase ran: $output"
+}
+
+@test "driver: --agent-setup installs under the environment's policy in the setup phase; the agent stays offline" {
+	need_image bookworm
+	local t=$TEST_DIR/install
+	mkdir -p "$t/environment" "$t/tests"
+	printf 'version = "1.0"\n[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["${DEBIAN_MIRROR}"]\n[agent]\nnetwork_mode = "no-network"\n' >"$t/task.toml"
+	printf 'FROM localhost/proctor/bookworm\nRUN mkdir -p /srv\n' >"$t/environment/Dockerfile"
+	printf '#!/bin/bash\n[ "$(cat /srv/out.txt)" = "Hello, world!" ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n' >"$t/tests/test.sh"
+	printf '#!/bin/bash\n# setup-marker-7c1e\nset -e\napt-get update -q >/dev/null\nDEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends hello >/dev/null\necho "installed $(command -v hello)"\n' >"$TEST_DIR/setup.sh"
+	printf '#!/bin/bash\necho "agent proxy=${http_proxy:-none}"\nhello > /srv/out.txt\nm=setup-marker-\necho "copies: $(grep -rls -D skip "${m}7c1e" /tmp /root /srv /var/tmp /run /solution 2>/dev/null | tr "\\n" " ")."\n' >"$TEST_DIR/agent.sh"
+	drive "$TEST_DIR/in.json" --agent-setup "$TEST_DIR/setup.sh" --agent "$TEST_DIR/agent.sh" "$t"
+	[ "$status" -eq 0 ] || fail_with "status $status: $output"
+	[ "$(reward_of "$TEST_DIR/in.json")" = 1 ] || fail_with "$output"
+	grep -q '| installed /usr/bin/hello$' <<<"$output" && grep -q '| agent proxy=none$' <<<"$output" || fail_with "$output"
+	jq -e '([.egress.log[] | select(.phase == "setup" and .decision == "allow")] | length > 0)
+		and ([.egress.log[] | select(.phase == "agent")] | length == 0)' "$TEST_DIR/in.json" >/dev/null ||
+		fail_with "$(jq -c .egress "$TEST_DIR/in.json")"
+	# The install step's text went through stdin: no copy of it in the agent's view.
+	grep -q '| copies: \.$' <<<"$output" || fail_with "a copy of the install step is in the agent's view: $output"
+	# A failing install step fails the run before the agent phase.
+	printf '#!/bin/sh\nexit 4\n' >"$TEST_DIR/bad.sh"
+	drive "$TEST_DIR/bad.json" --agent-setup "$TEST_DIR/bad.sh" --agent "$TEST_DIR/agent.sh" "$t"
+	[ "$status" -eq 1 ] && grep -q "the agent install step $TEST_DIR/bad.sh exited 4" <<<"$output" || fail_with "status $status: $output"
 }
