@@ -12,7 +12,17 @@
  * children, and CLONE_PARENT makes the init our child, so `run` can wait
  * for it and engines that are subreapers inherit it after create exits.
  * The init sets up the rootfs, asks the runtime to run the runtime-side
- * hooks, finalises the process and blocks opening exec.fifo until start. */
+ * hooks, finalises the process and blocks opening exec.fifo until start.
+ *
+ * A rollout with its own pid namespace has one more process (procs.h):
+ *
+ *   stage 1 ──clone(CLONE_PARENT)──> outer init ──fork──> container init
+ *
+ * The outer init (pid 1 of the outer pid namespace) is the state pid, the
+ * engine's child: it forwards signals to the container's process and
+ * exits with its status.  The container init is pid 1 of the agent's pid
+ * namespace, nested in the outer one; its host pid is saved in the state
+ * directory (rollout-agent-init) for agent execs. */
 #define _GNU_SOURCE
 #include "config.h" /* configure's: PROCTOR_FAULT_INJECTION */
 #include "container.h"
@@ -34,6 +44,7 @@
 #include "../linux/procattr.h"
 #include "../linux/seccomp.h"
 #include "../rollout/network.h"
+#include "../rollout/procs.h"
 #include "../rollout/rollout.h"
 
 #include <errno.h>
@@ -461,6 +472,9 @@ drive_children (struct create_ctx *c, pr_error **err)
   test_crash_at ("init-pid");
   if (pr_sync_expect (c->sync_parent, PR_SYNC_HOOKS, "container process", NULL, NULL, err) < 0)
     return -1;
+  /* The container process has reported, so the outer init has forked it. */
+  if (c->nested_pidns && pr_procs_save_agent_init (c->state_dirfd, c->init_pid, &c->agent_init, err) < 0)
+    return -1;
   if (run_runtime_hooks (c, annotations, err) < 0)
     return -1;
   test_crash_at ("hooks");
@@ -499,6 +513,9 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
   if (policy && pr_rollout_create (policy, c->cfg, c->rootfs, c->state_dirfd, &c->rollout, err) < 0)
     return -1;
   c->new_flags = pr_ns_new_flags (c->cfg);
+  /* A rollout's own pid namespace becomes two (rollout/procs.h): verifier
+   * and setup sessions in the outer one, the agent in the nested one. */
+  c->nested_pidns = c->rollout != NULL && (c->new_flags & CLONE_NEWPID) != 0;
   /* The init opens the fifo after switching to the process user, which
    * in a user namespace maps to an unprivileged host uid. */
   if (mkfifoat (c->state_dirfd, "exec.fifo", 0622) < 0)

@@ -39,6 +39,8 @@ struct create_ctx
   struct pr_rollout *rollout; /* non-NULL for a rollout container */
   int listen_fds;      /* socket-activation fds passed through (LISTEN_FDS) */
   int *idmount_fds;    /* stage 1's idmapped mount clones (idmount.h), or NULL */
+  bool nested_pidns;   /* a rollout: outer init + agent pid namespace (rollout/procs.h) */
+  pid_t agent_init;    /* then the container process's host pid, else init_pid */
 };
 
 /* Stage 1 of create, in the forked child: joins and creates the

@@ -6,7 +6,12 @@
  * any the container joined from outside its user namespace; mount last);
  * the process is cloned so that a joined pid or time namespace
  * applies to it, and CLONE_PARENT makes it the runtime's child so a
- * foreground exec can wait for it. */
+ * foreground exec can wait for it.
+ *
+ * In a rollout with nested pid namespaces (rollout/procs.h) an agent exec
+ * joins the pid namespace of the container's process (the agent's); a
+ * verifier or setup exec joins the state pid's (the outer one), in a mount
+ * namespace of its own whose /proc is a procfs of that namespace. */
 #define _GNU_SOURCE
 #include "exec.h"
 #include "console.h"
@@ -21,6 +26,7 @@
 #include "../linux/caps.h"
 #include "../linux/namespace.h"
 #include "../rollout/network.h"
+#include "../rollout/procs.h"
 #include "../rollout/rollout.h"
 #include "../rollout/verifier.h"
 
@@ -29,6 +35,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/file.h>
@@ -52,6 +59,8 @@ struct exec_ctx
   struct pr_verifier_view view;       /* the verifier's mounts */
   char *token;                        /* setup/verifier egress token, or NULL */
   char *state_dir;
+  pid_t agent_init;                   /* host pid of the container process when the */
+                                      /* rollout nests the agent's pid namespace, else 0 */
 };
 
 /* ------------------------------------------------------- process building */
@@ -274,6 +283,29 @@ join_namespaces (struct exec_ctx *c, bool verifier, pr_error **err)
   return 0;
 }
 
+static int
+pid_ns_index (void)
+{
+  for (size_t i = 0; i < PR_ARRAY_SIZE (pr_ns_join_order); i++)
+    if (pr_ns_join_order[i] == CLONE_NEWPID)
+      return (int) i;
+  return -1;
+}
+
+/* A setup session sees the agent's files (the container's mount
+ * namespace), but not the agent's /proc: a copy of that namespace, slave
+ * so that the agent's later mounts still reach it, gets the outer
+ * procfs. */
+static int
+enter_setup_namespace (pr_error **err)
+{
+  if (unshare (CLONE_NEWNS) < 0)
+    return pr_error_set (err, errno, "create the setup session's mount namespace");
+  if (mount (NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+    return pr_error_set (err, errno, "make the setup session's mounts slaves");
+  return 0;
+}
+
 static void __attribute__ ((noreturn))
 joiner (struct exec_ctx *c)
 {
@@ -284,6 +316,13 @@ joiner (struct exec_ctx *c)
   if (pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
     _exit (1);
   bool verifier = c->rollout && c->phase == PR_PHASE_VERIFIER;
+  /* Out of the agent's reach (procs.h): the session's procfs is made
+   * while this process is still the host's root in the host's mount
+   * namespace, before it joins anything. */
+  bool outer = c->agent_init > 0 && c->phase != PR_PHASE_AGENT;
+  int proc_fd = -1;
+  if (outer && pr_procs_open_proc (c->ns_fds[pid_ns_index ()], &proc_fd, &err) < 0)
+    fail (c, err);
   if (join_namespaces (c, verifier, &err) < 0)
     fail (c, err);
   if (verifier && enter_verifier_namespaces (c, &err) < 0)
@@ -293,6 +332,10 @@ joiner (struct exec_ctx *c)
       pr_error_set (&err, errno, "enter the container's root");
       fail (c, err);
     }
+  if (outer && !verifier && enter_setup_namespace (&err) < 0)
+    fail (c, err);
+  if (outer && pr_procs_mount_proc (proc_fd, &err) < 0)
+    fail (c, err);
   pid_t pid = pr_clone_parent ();
   if (pid < 0)
     {
@@ -345,6 +388,19 @@ open_namespaces (struct exec_ctx *c, pr_error **err)
       if (c->root_fd < 0)
         return pr_error_set (err, errno, "open `%s`", root);
     }
+  /* An agent exec joins the agent's pid namespace, nested in the state
+   * pid's (procs.h); verifier and setup execs stay in the outer one. */
+  int pi = pid_ns_index ();
+  if (c->agent_init > 0 && c->phase == PR_PHASE_AGENT && pi >= 0)
+    {
+      if (c->ns_fds[pi] >= 0)
+        close (c->ns_fds[pi]);
+      c->ns_fds[pi] = -1;
+      if (pr_ns_open_pid (c->agent_init, CLONE_NEWPID, &c->ns_fds[pi], err) < 0)
+        return -1;
+    }
+  if (c->agent_init > 0 && (pi < 0 || c->ns_fds[pi] < 0))
+    return pr_error_set (err, EINVAL, "the container's pid namespace is the runtime's");
   /* The pid could have been recycled between loading the state and
    * opening its namespaces. */
   if (!pr_state_pid_alive (c->st))
@@ -374,6 +430,18 @@ prepare (struct exec_ctx *c, const struct pr_global *g, pr_error **err)
     return -1;
   if (c->rollout && pr_rollout_exec_prepare (c->rollout, &c->cfg->process, &c->phase, err) < 0)
     return -1;
+  if (c->rollout && pr_procs_agent_init (c->st->state_dirfd, &c->agent_init, err) < 0)
+    return pr_error_wrap (err, "cannot exec in container `%s`", c->o->id);
+  if (c->rollout && c->phase == PR_PHASE_VERIFIER && c->rollout->policy->agent_processes != PR_AGENT_PROCS_KEEP)
+    {
+      /* A container created before the nested pid namespaces existed has
+       * no agent namespace to sweep: say so rather than keep them. */
+      if (c->agent_init == 0)
+        return pr_error_set (err, 0, "verifier.agent_processes: container `%s` has no agent pid namespace "
+                                     "(created by an older proctor): recreate it", c->o->id);
+      if (pr_procs_agent_processes (c->rollout->policy->agent_processes, c->agent_init, err) < 0)
+        return pr_error_wrap (err, "verifier.agent_processes");
+    }
   if (c->rollout && c->phase == PR_PHASE_VERIFIER && pr_verifier_view_open (c->rollout, c->st->pid, &c->view, err) < 0)
     return -1;
   if (c->rollout)

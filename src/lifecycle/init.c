@@ -22,7 +22,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* --------------------------------------------------------- container side */
@@ -160,6 +163,95 @@ container_init (struct create_ctx *c)
   _exit (127);
 }
 
+/* ------------------------------------------------------------ outer init */
+
+/* The exit code the outer init reports for the container process's wait
+ * status: its own exit code, or 128+N when signal N ended it.  A pid 1
+ * cannot die by a signal it sends itself (the kernel drops signals with
+ * the default action to a namespace's init), and 128+N is what conmon,
+ * containerd's shim and `proctor run` report for a process killed by N. */
+static int
+outer_exit_code (int status)
+{
+  if (WIFEXITED (status))
+    return WEXITSTATUS (status);
+  if (WIFSIGNALED (status))
+    return 128 + WTERMSIG (status);
+  return 255;
+}
+
+/* Pid 1 of the outer pid namespace P_O (procs.h): reaps every process
+ * that ends up its child (sessions' orphans in P_O), forwards each signal
+ * it is sent to the container's process, and exits with that process's
+ * status.  SIGKILL cannot be forwarded, nor does it need to be: the outer
+ * init's death kills every process of P_O, the container's included
+ * (pid_namespaces(7)).  Holds no fd: stdio is /dev/null. */
+static void __attribute__ ((noreturn))
+outer_loop (pid_t inner, const sigset_t *all)
+{
+  for (;;)
+    {
+      siginfo_t si;
+      int sig = sigwaitinfo (all, &si);
+      if (sig < 0)
+        continue;
+      if (sig != SIGCHLD)
+        {
+          kill (inner, sig);
+          continue;
+        }
+      int status;
+      pid_t w;
+      while ((w = waitpid (-1, &status, WNOHANG)) > 0)
+        if (w == inner)
+          _exit (outer_exit_code (status));
+    }
+}
+
+static void
+outer_detach_fds (void)
+{
+  int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; null >= 0 && fd < 3; fd++)
+    dup2 (null, fd);
+  pr_close_fds_from (3);
+}
+
+/* The process stage 1 clones for a rollout: it makes the agent's pid
+ * namespace P_A nested in its own, forks the container's init as P_A's
+ * pid 1, then becomes the outer init.  Signals are blocked before the
+ * fork so none is lost between it and the loop; the container's init gets
+ * the mask stage 1 had. */
+static void __attribute__ ((noreturn))
+outer_init (struct create_ctx *c)
+{
+  pr_error *err = NULL;
+  sigset_t all, old;
+  sigfillset (&all);
+  sigdelset (&all, SIGKILL);
+  sigdelset (&all, SIGSTOP);
+  sigprocmask (SIG_BLOCK, &all, &old);
+  if (unshare (CLONE_NEWPID) < 0)
+    {
+      pr_error_set (&err, errno, "unshare the agent's pid namespace");
+      child_fail (c, err);
+    }
+  pid_t inner = fork ();
+  if (inner < 0)
+    {
+      pr_error_set (&err, errno, "fork the container process");
+      child_fail (c, err);
+    }
+  if (inner == 0)
+    {
+      sigprocmask (SIG_SETMASK, &old, NULL);
+      container_init (c);
+    }
+  prctl (PR_SET_NAME, "init", 0, 0, 0);
+  outer_detach_fds ();
+  outer_loop (inner, &all);
+}
+
 static int
 write_time_offsets (const struct pr_config *cfg, pr_error **err)
 {
@@ -240,6 +332,8 @@ pr_create_stage1 (struct create_ctx *c)
       pr_error_set (&err, errno, "clone container process");
       child_fail (c, err);
     }
+  if (pid == 0 && c->nested_pidns)
+    outer_init (c);
   if (pid == 0)
     container_init (c);
   pr_sync_send (c->sync_child, PR_SYNC_PID, pid, NULL, NULL);

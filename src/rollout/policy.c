@@ -465,6 +465,12 @@ pr_policy_gen (yajl_gen g, const struct pr_policy *p)
   ports = pr_policy_allowed_ports (p, PR_PHASE_VERIFIER, &np);
   gen_table (g, "verifier", &p->verifier, pr_policy_net_mode (p, PR_PHASE_VERIFIER),
              pr_policy_allowed_hosts (p, PR_PHASE_VERIFIER), ports, np);
+  /* Only when not the default, so a policy without it reads as before. */
+  if (p->agent_processes != PR_AGENT_PROCS_KEEP)
+    {
+      gstr (g, "agent_processes");
+      gstr (g, p->agent_processes == PR_AGENT_PROCS_FREEZE ? "freeze" : "kill");
+    }
   gstr (g, "mounts");
   yajl_gen_array_open (g);
   for (size_t i = 0; i < p->n_verifier_mounts; i++)

@@ -32,6 +32,15 @@ enum pr_phase
   PR_PHASE_VERIFIER,
 };
 
+/* verifier.agent_processes: what happens to the agent's processes before
+ * each verifier session starts (rollout/procs.h). */
+enum pr_agent_processes
+{
+  PR_AGENT_PROCS_KEEP = 0, /* "keep" (default): they run on, services stay up */
+  PR_AGENT_PROCS_FREEZE,   /* "freeze": every one stopped (SIGSTOP), pid 1 too */
+  PR_AGENT_PROCS_KILL,     /* "kill": every one but pid 1 killed (SIGKILL) */
+};
+
 struct pr_phase_policy
 {
   char *user;               /* "uid[:gid]" or a name from the image; NULL = process.user */
@@ -75,6 +84,7 @@ struct pr_policy
   char **drop_env;                   /* NULL-terminated glob patterns ("HUD_*"); may be NULL */
   bool has_phase_secret;             /* phase_secret_sha256 given */
   uint8_t phase_secret_sha256[PR_PHASE_SECRET_LEN]; /* sha256 of the harness's argv phase secret */
+  enum pr_agent_processes agent_processes; /* verifier.agent_processes */
 };
 
 /* Parses and validates a policy document (len bytes).  Errors (errnum 0,

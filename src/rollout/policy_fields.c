@@ -378,12 +378,32 @@ parse_mounts (yajl_val v, struct pr_policy *p, bool check_sources, pr_error **er
   return 0;
 }
 
+/* verifier.agent_processes: "keep" | "freeze" | "kill" (SPEC section 2
+ * "Out of the agent's reach"). */
+static int
+parse_agent_processes (yajl_val v, enum pr_agent_processes *out, pr_error **err)
+{
+  static const char *const names[] = { "keep", "freeze", "kill" };
+  static const enum pr_agent_processes values[] = { PR_AGENT_PROCS_KEEP, PR_AGENT_PROCS_FREEZE, PR_AGENT_PROCS_KILL };
+  const char *s = YAJL_IS_STRING (v) ? YAJL_GET_STRING (v) : NULL;
+  if (s == NULL)
+    return pr_policy_type_err (err, "verifier.agent_processes", "a string", v);
+  for (size_t i = 0; i < PR_ARRAY_SIZE (names); i++)
+    if (strcmp (s, names[i]) == 0)
+      {
+        *out = values[i];
+        return 0;
+      }
+  return pr_policy_perr (err, "verifier.agent_processes: \"%s\" must be \"keep\", \"freeze\" or \"kill\"", s);
+}
+
 int
 pr_policy_parse_phase (yajl_val v, const char *name, struct pr_phase_policy *ph, struct pr_policy *p,
                        bool check_sources, pr_error **err)
 {
   static const char *const keys[] = { "user", "env", "network_mode", "allowed_hosts", "allowed_ports", NULL };
-  static const char *const vkeys[] = { "user", "env", "network_mode", "allowed_hosts", "allowed_ports", "mounts", NULL };
+  static const char *const vkeys[] = { "user", "env", "network_mode", "allowed_hosts", "allowed_ports", "mounts",
+                                       "agent_processes", NULL };
   bool verifier = strcmp (name, "verifier") == 0;
   if (!YAJL_IS_OBJECT (v))
     return pr_policy_type_err (err, name, "an object", v);
@@ -441,6 +461,9 @@ pr_policy_parse_phase (yajl_val v, const char *name, struct pr_phase_policy *ph,
                                  f, name, pr_net_mode_name (ph->network_mode));
         }
     }
+  if (verifier && (x = pr_policy_member (v, "agent_processes"))
+      && parse_agent_processes (x, &p->agent_processes, err) < 0)
+    return -1;
   if (verifier && (x = pr_policy_member (v, "mounts")))
     return parse_mounts (x, p, check_sources, err);
   return 0;

@@ -151,6 +151,12 @@ static const struct bad_case bad_cases[] = {
     "rollout policy: agent.allowed_ports[0]: expected an integer, got a string" },
   { "{\"version\": 1, \"agent\": {\"network_mode\": \"public\", \"allowed_ports\": 21}}",
     "rollout policy: agent.allowed_ports: expected an array, got an integer" },
+  { "{\"version\": 1, \"verifier\": {\"agent_processes\": \"pause\"}}",
+    "rollout policy: verifier.agent_processes: \"pause\" must be \"keep\", \"freeze\" or \"kill\"" },
+  { "{\"version\": 1, \"verifier\": {\"agent_processes\": true}}",
+    "rollout policy: verifier.agent_processes: expected a string, got a boolean" },
+  { "{\"version\": 1, \"agent\": {\"agent_processes\": \"kill\"}}",
+    "rollout policy: agent: unknown key \"agent_processes\"" },
   { "{\"version\": 1, \"agent\": {\"network_mode\": \"none\", \"allowed_ports\": [21]}}",
     "rollout policy: agent.allowed_ports: only used with network_mode \"allowlist\" or \"public\" (agent.network_mode is "
     "\"no-network\")" },
