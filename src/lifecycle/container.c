@@ -788,6 +788,15 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
   if (cfg)
     run_warn_hooks (cfg, PR_HOOK_POSTSTOP, "poststop", json);
   if (pr_rollout_restore_hidden (st->state_dirfd, st->rootfs, err) < 0)
-    return -1;
+    {
+      /* An engine may unmount the rootfs before it deletes the container
+       * (podman's cleanup after a failed or killed run): the hidden paths
+       * cannot go back then, and failing here would leave a state dir no
+       * later delete could remove.  Other errors fail a plain delete. */
+      if (!force && (*err)->errnum != ENOENT)
+        return -1;
+      pr_warn ("delete %s: the hidden paths were not put back: %s", id, (*err)->msg);
+      pr_error_free (err);
+    }
   return pr_state_dir_remove (g->root, id, err);
 }

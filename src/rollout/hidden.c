@@ -159,6 +159,12 @@ pr_hidden_stash (int rootfd, char *const *hide, int state_dirfd, pr_error **err)
 }
 
 int
+pr_hidden_discard (int state_dirfd, pr_error **err)
+{
+  return remove_tree (state_dirfd, PR_HIDDEN_DIR, err);
+}
+
+int
 pr_hidden_restore (int rootfd, char *const *hide, int state_dirfd, pr_error **err)
 {
   _cleanup_close_ int stash = -1;

@@ -27,6 +27,12 @@ int pr_hidden_stash (int rootfd, char *const *hide, int state_dirfd, pr_error **
  * errnos naming the path; missing stash is not an error. */
 int pr_hidden_restore (int rootfd, char *const *hide, int state_dirfd, pr_error **err);
 
+/* Removes the stash without putting anything back: for a delete whose
+ * rootfs is already gone (an engine unmounted it first), so that no state
+ * directory holding the image's hidden files is left behind.  Errors: I/O
+ * errnos of rm -rf; a missing stash is not an error. */
+int pr_hidden_discard (int state_dirfd, pr_error **err);
+
 /* An engine mount (podman/docker -v, a Kubernetes volume) whose
  * destination is at or under a hidden path: taken out of the container's
  * mounts at create and made again, from the host side, in each verifier's

@@ -311,7 +311,13 @@ pr_rollout_restore_hidden (int state_dirfd, const char *rootfs, pr_error **err)
     return 0;
   _cleanup_close_ int rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0)
-    return pr_error_set (err, errno, "open rootfs `%s`", rootfs);
+    {
+      /* Nothing to put back into: drop the stash, and say so (ENOENT). */
+      int e = errno;
+      if (e == ENOENT && pr_hidden_discard (state_dirfd, err) < 0)
+        return -1;
+      return pr_error_set (err, e, "open rootfs `%s`", rootfs);
+    }
   return pr_hidden_restore (rootfd, r->policy->hide, state_dirfd, err);
 }
 

@@ -68,7 +68,9 @@ int pr_rollout_create (const char *source, struct pr_config *cfg, const char *ro
                        struct pr_rollout **out, pr_error **err);
 
 /* Puts hidden paths back into the rootfs (delete, or a failed create).
- * Missing stash entries are fine.  Errors: I/O errnos with the path. */
+ * Missing stash entries are fine.  Errors: I/O errnos with the path;
+ * ENOENT "open rootfs ..." when the rootfs is gone, after the stash was
+ * removed (nothing is left to put back into). */
 int pr_rollout_restore_hidden (int state_dirfd, const char *rootfs, pr_error **err);
 
 /* Loads the rollout state of an existing container; *out = NULL when the

@@ -47,3 +47,29 @@ done" ] || fail_with "$output"
 	run pr state "$CID"
 	[ "$status" -ne 0 ]
 }
+
+# podman's cleanup can unmount a container's rootfs before it calls the
+# runtime's delete: a rollout's delete must still remove its state (the
+# hidden paths cannot go back), or an orphan state dir with the image's
+# hidden files is left in the runtime root for good.
+@test "rollout: delete of a stopped rollout whose rootfs is gone warns once and leaves nothing" {
+	setup_bundle busybox
+	mkdir -p "$ROOTFS/tests"
+	echo image-tests >"$ROOTFS/tests/t.txt"
+	cfg_set '.annotations["run.proctor.rollout"] = "{\"version\": 1}"'
+	cfg_args sleep 1000
+	create_ctr || fail_with "create: $(cat "$TEST_DIR/$CID.err")"
+	pr start "$CID"
+	wait_status "$CID" running
+	pr kill "$CID" KILL
+	wait_status "$CID" stopped
+	mv "$ROOTFS" "$ROOTFS.gone"
+	run --separate-stderr pr delete "$CID"
+	mv "$ROOTFS.gone" "$ROOTFS"
+	[ "$status" -eq 0 ] || fail_with "delete: status $status: $stderr"
+	assert_one_error_line
+	[[ "$stderr" == *"hidden paths were not put back"* ]] || fail_with "$stderr"
+	[ ! -e "$PROCTOR_ROOT/$CID" ] || fail_with "state dir left: $(ls "$PROCTOR_ROOT/$CID")"
+	run pr state "$CID"
+	[ "$status" -ne 0 ]
+}
