@@ -555,3 +555,26 @@ graded" ] || fail_with "verifier: $output"
 	# The volumes are the kubelet's: still there, with the verdict.
 	[ "$(cat "$vol/verdict/reward.txt")" = 0.75 ] || fail_with "verdict gone after removal"
 }
+
+@test "cri proctor rollout: the egress helper and the outer init are charged to the pod's container cgroup" {
+	rollout_pod '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["example.invalid"]}}'
+	local init p helper=""
+	init=$(status_of "$CTR" .info.info.pid)
+	for p in $(pids_naming "$CTR"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = proctor-egress ] && helper=$p
+	done
+	[ -n "$helper" ] || fail_with "no proctor-egress process of $CTR: $(pids_naming "$CTR")"
+	# The memory controller (the pod's limit) places both in the
+	# container's cgroup under the pod's; every other hierarchy too: their
+	# cgroups are the container's own process's.
+	local own
+	own=$(cut -d' ' -f1 "/proc/$init/task/$init/children")
+	[ -n "$own" ] || fail_with "the outer init $init has no child"
+	for p in "$init" "$helper"; do
+		grep -q "^[0-9]*:memory:$CRI_CGROUP_PARENT/pod[0-9a-f-]*/$CTR\$" "/proc/$p/cgroup" ||
+			grep -q "^0::$CRI_CGROUP_PARENT/pod[0-9a-f-]*/$CTR\$" "/proc/$p/cgroup" ||
+			fail_with "pid $p ($(cat /proc/$p/comm)) not in the container's memory cgroup: $(cat /proc/$p/cgroup)"
+		[ "$(cat "/proc/$p/cgroup")" = "$(cat "/proc/$own/cgroup")" ] ||
+			fail_with "pid $p ($(cat /proc/$p/comm)): $(cat /proc/$p/cgroup), the container's process $own: $(cat /proc/$own/cgroup)"
+	done
+}
