@@ -320,8 +320,13 @@ NONE_POLICY='{"version": 1, "environment": {"network_mode": "none"}, "agent": {"
 
 @test "cri proctor rollout: ExecSync and streaming exec run as the agent, in the agent's namespaces" {
 	rollout_pod "$NONE_POLICY"
-	local pid ns want
-	pid=$(status_of "$CTR" .info.info.pid)
+	local init pid ns want
+	# The state pid is the outer init (its own outer pid namespace); the
+	# container's process, its child, is in the agent's namespaces.
+	init=$(status_of "$CTR" .info.info.pid)
+	pid=$(cut -d' ' -f1 "/proc/$init/task/$init/children")
+	[ -n "$pid" ] || fail_with "the outer init $init has no child"
+	[ "$(readlink "/proc/$pid/ns/pid")" != "$(readlink "/proc/$init/ns/pid")" ] || fail_with "no nested pid namespace"
 	want=""
 	for ns in user ipc uts net pid mnt; do want+="$(readlink "/proc/$pid/ns/$ns") "; done
 	local probe='echo "$(id -u) $HOME"; for n in user ipc uts net pid mnt; do printf "%s " "$(readlink /proc/self/ns/$n)"; done; echo'
