@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <strings.h>
 
 #define POLICY_FILE "rollout-policy.json"
 #define PHASE_FILE "rollout-phase"
@@ -158,6 +159,52 @@ load_config_phase (int state_dirfd, struct pr_rollout *r, pr_error **err)
   return 0;
 }
 
+/* Agent and setup processes run in the user namespace that owns the
+ * rollout's network namespace, which the verifier shares: CAP_NET_RAW
+ * there would let an agent sniff the verifier's proxy token off loopback
+ * (AF_PACKET, raw sockets; docker grants it by default), and CAP_NET_ADMIN
+ * would let it reroute 127.0.0.1:3129 or take lo down under the verifier.
+ * Neither is in any set of theirs (capabilities(7)); nothing else of the
+ * process's capabilities changes.  A user namespace the agent makes
+ * itself gains them only over network namespaces it owns. */
+static const char *const net_caps[] = { "CAP_NET_RAW", "CAP_NET_ADMIN" };
+
+static bool
+is_net_cap (const char *name)
+{
+  for (size_t i = 0; i < PR_ARRAY_SIZE (net_caps); i++)
+    if (strcasecmp (name, net_caps[i]) == 0 || strcasecmp (name, net_caps[i] + 4) == 0)
+      return true;
+  return false;
+}
+
+static void
+drop_net_caps_from (char **set)
+{
+  if (set == NULL)
+    return;
+  size_t k = 0;
+  for (size_t i = 0; set[i]; i++)
+    {
+      if (is_net_cap (set[i]))
+        free (set[i]);
+      else
+        set[k++] = set[i];
+    }
+  set[k] = NULL;
+}
+
+static void
+drop_net_caps (struct pr_process *p)
+{
+  struct pr_capabilities *c = &p->capabilities;
+  drop_net_caps_from (c->bounding);
+  drop_net_caps_from (c->effective);
+  drop_net_caps_from (c->inheritable);
+  drop_net_caps_from (c->permitted);
+  drop_net_caps_from (c->ambient);
+}
+
 int
 pr_rollout_create (const char *source, struct pr_config *cfg, const char *rootfs, int state_dirfd,
                    struct pr_rollout **out, pr_error **err)
@@ -192,6 +239,7 @@ pr_rollout_create (const char *source, struct pr_config *cfg, const char *rootfs
   proc->env = env_layer (proc->env, &policy->agent);
   proc->env = env_filter (policy, proc->env);
   proc->env = pr_network_proxy_env (policy, PR_PHASE_AGENT, NULL, proc->env);
+  drop_net_caps (proc);
 
   /* Store the policy as validated (normalised), not the source again: an
    * @file could change between the two reads. */
@@ -305,6 +353,8 @@ pr_rollout_exec_prepare (const struct pr_rollout *r, struct pr_process *p, enum 
   p->env = env_layer (p->env, &pol->environment);
   p->env = env_layer (p->env, table);
   p->env = env_filter (pol, p->env);
+  if (phase != PR_PHASE_VERIFIER)
+    drop_net_caps (p);
   *phase_out = phase;
   return 0;
 }

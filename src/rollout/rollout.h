@@ -58,7 +58,8 @@ char *pr_rollout_policy_source (const struct pr_config *cfg, const char *policy_
  * network namespace in place of any path the engine gave, private ipc
  * and uts for a pod's); the agent's user,
  * HOME and layered environment (environment.env, then agent.env; drop_env
- * and PROCTOR_* removed).  Writes rollout-policy.json and rollout-phase, and
+ * and PROCTOR_* removed; CAP_NET_RAW and CAP_NET_ADMIN out of every
+ * capability set of the container process).  Writes rollout-policy.json and rollout-phase, and
  * moves hide[] paths the image has into rollout-hidden/.  Errors: policy
  * errors; "rollout policy: agent.user: unknown user ..."; the refusals of
  * pr_rollout_namespaces ("rollout refused: ... host's ipc namespace ...");
@@ -84,7 +85,9 @@ int pr_rollout_load (int state_dirfd, const char *rootfs, struct pr_rollout **ou
  * (when the exec did not ask for another one than the engine's container
  * user) with HOME, the layered env (environment.env, then the phase
  * table's env; verifier.env for the verifier), drop_env and PROCTOR_*
- * removed.  Errors: those of pr_phase_from_argv (no secret in the policy,
+ * removed; for agent and setup sessions CAP_NET_RAW and CAP_NET_ADMIN
+ * taken out of every capability set (they would reach the verifier's
+ * traffic in the shared network namespace).  Errors: those of pr_phase_from_argv (no secret in the policy,
  * malformed prefix, wrong secret, unknown phase) and pr_phase_from_env
  * (unknown PROCTOR_PHASE value); unknown user in the image. */
 int pr_rollout_exec_prepare (const struct pr_rollout *r, struct pr_process *p, enum pr_phase *phase_out,

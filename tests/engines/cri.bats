@@ -320,13 +320,10 @@ NONE_POLICY='{"version": 1, "environment": {"network_mode": "none"}, "agent": {"
 
 @test "cri proctor rollout: ExecSync and streaming exec run as the agent, in the agent's namespaces" {
 	rollout_pod "$NONE_POLICY"
-	local init pid ns want
-	# The state pid is the outer init (its own outer pid namespace); the
-	# container's process, its child, is in the agent's namespaces.
-	init=$(status_of "$CTR" .info.info.pid)
-	pid=$(cut -d' ' -f1 "/proc/$init/task/$init/children")
-	[ -n "$pid" ] || fail_with "the outer init $init has no child"
-	[ "$(readlink "/proc/$pid/ns/pid")" != "$(readlink "/proc/$init/ns/pid")" ] || fail_with "no nested pid namespace"
+	local pid ns want
+	# The state pid is proctor's outer init; the agent's namespaces are
+	# those of the container's process (rollout-agent-init, "PID START").
+	pid=$(cut -d' ' -f1 "$CRI_DIR/proctor-root/k8s.io/$CTR/rollout-agent-init")
 	want=""
 	for ns in user ipc uts net pid mnt; do want+="$(readlink "/proc/$pid/ns/$ns") "; done
 	local probe='echo "$(id -u) $HOME"; for n in user ipc uts net pid mnt; do printf "%s " "$(readlink /proc/self/ns/$n)"; done; echo'

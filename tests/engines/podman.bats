@@ -174,7 +174,7 @@ lifecycle() {
 	[ "$(podman inspect -f '{{.State.Status}}' "$NAME")" = running ]
 	run pm kill "$NAME"
 	assert_status 0
-	wait_until 10 test "$(podman inspect -f '{{.State.Status}}' "$NAME")" = exited
+	wait_until 30 test "$(podman inspect -f '{{.State.Status}}' "$NAME")" = exited
 	[ "$(podman inspect -f '{{.State.ExitCode}}' "$NAME")" = 137 ]
 
 	run pm start "$NAME"

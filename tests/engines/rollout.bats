@@ -244,6 +244,39 @@ has-tests" ] || fail_with "$output"
 	grep -q 'ptrace refused: No such process' <<<"$output" || fail_with "$output"
 }
 
+# The agent shares the rollout's network namespace with the verifier, and
+# that namespace belongs to the agent's user namespace: CAP_NET_RAW there
+# would sniff the verifier's proxy token off loopback (docker grants it by
+# default), CAP_NET_ADMIN would reroute 127.0.0.1:3129.  Neither may reach
+# the container's process or an agent exec, whatever the engine grants.
+NET_CAPS_PROBE='cap=$(sed -n "s/^CapBnd:[[:space:]]*//p" /proc/self/status); echo "netcaps=$(( (0x$cap >> 12) & 3 ))"
+perl -e "use Socket; socket(my \$p, 17, 3, 0) ? print qq(packet-open\n) : print qq(packet-refused\n); socket(my \$r, 2, 3, 1) ? print qq(raw-open\n) : print qq(raw-refused\n)"'
+
+@test "rollout: an agent granted CAP_NET_RAW and CAP_NET_ADMIN holds neither and cannot open a packet or raw socket" {
+	need_image bookworm
+	write_task_dirs
+	# Control: without the annotation the engine's grant reaches the
+	# process, so the probe can see the capabilities.
+	run pm run --rm --cap-add NET_RAW --cap-add NET_ADMIN "$TASK_IMAGE" sh -c "$NET_CAPS_PROBE"
+	assert_status 0
+	grep -qx 'netcaps=3' <<<"$output" || fail_with "control: $output"
+	grep -qx 'packet-open' <<<"$output" || fail_with "control: $output"
+	start_rollout "$POLICY" --cap-add NET_RAW --cap-add NET_ADMIN
+	run pm exec "$NAME" sh -c "$NET_CAPS_PROBE"
+	assert_status 0
+	grep -qx 'netcaps=0' <<<"$output" || fail_with "agent exec: $output"
+	grep -qx 'packet-refused' <<<"$output" || fail_with "agent exec: $output"
+	grep -qx 'raw-refused' <<<"$output" || fail_with "agent exec: $output"
+	local pid cap
+	# The state pid is proctor's outer init; its one child is the
+	# container's process.
+	pid=$(podman inspect -f '{{.State.Pid}}' "$NAME")
+	pid=$(cut -d' ' -f1 "/proc/$pid/task/$pid/children")
+	[ -n "$pid" ] || fail_with "no container process below the outer init"
+	cap=$(sed -n 's/^CapBnd:[[:space:]]*//p' "/proc/$pid/status")
+	[ $(((0x$cap >> 12) & 3)) -eq 0 ] || fail_with "the container's process has CapBnd $cap"
+}
+
 @test "rollout: a background server the agent started is reachable by the verifier" {
 	need_image bookworm
 	write_task_dirs

@@ -164,6 +164,19 @@ create_ctr() {
 # state_of ID FIELD: one field of `state ID` (status, pid, bundle, ...).
 state_of() { pr state "$1" | jq -r ".$2"; }
 
+# container_process_of ID: the host pid of container ID's own process.  A
+# rollout's state pid is proctor's outer init (pid 1 of the outer pid
+# namespace, docs/rollout.md "Out of the agent's reach"); the container's
+# process is recorded in the state file rollout-agent-init ("PID START").
+container_process_of() {
+	local f="$PROCTOR_ROOT/$1/rollout-agent-init"
+	if [ -f "$f" ]; then
+		cut -d' ' -f1 "$f"
+	else
+		state_of "$1" pid
+	fi
+}
+
 # wait_status ID STATUS [SECONDS]: poll until state ID says STATUS.
 wait_status() {
 	local id=$1 want=$2 tries=$((${3:-10} * 20)) s

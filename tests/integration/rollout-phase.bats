@@ -66,7 +66,7 @@ assert_verifier_session() {
 @test "rollout phase: PROCTOR_PHASE=verifier in the config env is removed at create and plain execs are agents" {
 	rollout_bundle PROCTOR_PHASE=verifier KEEP=1
 	# The container's process does not carry it.
-	run sh -c "tr '\\0' '\\n' </proc/$(state_of "$CID" pid)/environ"
+	run sh -c "tr '\\0' '\\n' </proc/$(container_process_of "$CID")/environ"
 	assert_status 0
 	! grep -q PROCTOR_PHASE <<<"$output" || fail_with "init env: $output"
 	grep -qx KEEP=1 <<<"$output"
