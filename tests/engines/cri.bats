@@ -502,3 +502,81 @@ proctor_vars=0" ] || fail_with "setup: $output"
 		grep -rl -e ${PHASE_HASH:0:16} -e phase_secret /etc /run /tmp /var/run 2>/dev/null; echo end"
 	! grep -q "${PHASE_HASH:0:16}\|phase_secret\|run.proctor" <<<"$output" || fail_with "policy visible: $output"
 }
+
+@test "cri proctor rollout: volumes at /tests (ro) and /logs/verifier are the verifier's only; the verdict reaches the host dir, an agent's does not" {
+	# The kubelet passes a ConfigMap, Secret or hostPath volume and an
+	# emptyDir as Mounts of CreateContainer from host directories: /tests
+	# read-only, /logs/verifier writable.
+	local vol=$CRI_DIR/vol-${BATS_TEST_NUMBER}
+	mkdir -p "$vol/tests" "$vol/verdict"
+	printf '#!/bin/sh\nread want </tests/expected\necho "$want" > /logs/verifier/reward.txt\n' >"$vol/tests/test.sh"
+	echo 0.75 >"$vol/tests/expected"
+	local policy
+	policy=$(jq -cn --arg h "$PHASE_HASH" '{"version": 1, "environment": {"network_mode": "none"},
+		"verifier": {"user": "0:0"}, "phase_secret_sha256": $h}')
+	pod proctor "volumes-${BATS_TEST_NUMBER}" --annotation "run.proctor.rollout=$policy"
+	ctr_in "$POD" main --image "$IMAGE" --mount "$vol/tests:/tests:ro" --mount "$vol/verdict:/logs/verifier" -- "${SLEEPER[@]}"
+	cri start "$CTR" || fail_with "StartContainer failed"
+
+	# The agent: ENOENT on both, no trace in its mountinfo.
+	run cri exec-sync "$CTR" -- sh -c 'for p in /tests /tests/test.sh /logs /logs/verifier; do stat "$p" 2>&1 | grep -q "No such file or directory" || echo "not ENOENT: $p"; done
+		grep -e " /tests" -e " /logs" -e "'"$vol"'" /proc/self/mountinfo; echo checked'
+	assert_status 0
+	[ "$output" = checked ] || fail_with "agent: $output"
+	# An agent that makes its own /logs/verifier/reward.txt writes into its
+	# rootfs; and cannot write into the host's tests or verdict.
+	run cri exec-sync "$CTR" -- sh -c 'mkdir -p /logs/verifier /tests && echo 1 >/logs/verifier/reward.txt && echo cheat >/tests/expected && cat /logs/verifier/reward.txt'
+	assert_status 0
+	[ "$output" = 1 ] || fail_with "agent's own file: $output"
+	[ ! -e "$vol/verdict/reward.txt" ] || fail_with "the agent's reward reached the host: $(cat "$vol/verdict/reward.txt")"
+	[ "$(cat "$vol/tests/expected")" = 0.75 ] || fail_with "the agent wrote the host's tests: $(cat "$vol/tests/expected")"
+
+	# The verifier: reads /tests (the volume's, not the agent's), runs the
+	# test script from it, writes the verdict into the emptyDir.
+	run cri exec-sync "$CTR" -- proctor-phase verifier "$PHASE_SECRET" -- sh -c 'cat /tests/expected; touch /tests/x 2>/dev/null && echo tests-writable; sh /tests/test.sh && echo graded'
+	assert_status 0
+	[ "$output" = "0.75
+graded" ] || fail_with "verifier: $output"
+	# The verdict, read with another verifier exec, and on the host.
+	run cri exec-sync "$CTR" -- proctor-phase verifier "$PHASE_SECRET" -- cat /logs/verifier/reward.txt
+	assert_status 0
+	[ "$output" = 0.75 ] || fail_with "reward by exec: $output"
+	[ "$(cat "$vol/verdict/reward.txt")" = 0.75 ] || fail_with "reward on the host: $(cat "$vol/verdict/reward.txt" 2>&1)"
+	# The agent still sees only its own file, never the verdict.
+	run cri exec-sync "$CTR" -- sh -c 'cat /logs/verifier/reward.txt; grep -c -e " /tests" -e " /logs" /proc/self/mountinfo'
+	[ "$output" = "1
+0" ] || fail_with "agent after grading: $output"
+
+	local netns
+	netns=$(net_of "$POD")
+	run cri stop -t 10 "$CTR"
+	assert_status 0
+	run cri rm "$CTR"
+	assert_status 0
+	remove_pod "$POD" "$netns" "$CTR"
+	# The volumes are the kubelet's: still there, with the verdict.
+	[ "$(cat "$vol/verdict/reward.txt")" = 0.75 ] || fail_with "verdict gone after removal"
+}
+
+@test "cri proctor rollout: the egress helper and the outer init are charged to the pod's container cgroup" {
+	rollout_pod '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["example.invalid"]}}'
+	local init p helper=""
+	init=$(status_of "$CTR" .info.info.pid)
+	for p in $(pids_naming "$CTR"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = proctor-egress ] && helper=$p
+	done
+	[ -n "$helper" ] || fail_with "no proctor-egress process of $CTR: $(pids_naming "$CTR")"
+	# The memory controller (the pod's limit) places both in the
+	# container's cgroup under the pod's; every other hierarchy too: their
+	# cgroups are the container's own process's.
+	local own
+	own=$(cut -d' ' -f1 "/proc/$init/task/$init/children")
+	[ -n "$own" ] || fail_with "the outer init $init has no child"
+	for p in "$init" "$helper"; do
+		grep -q "^[0-9]*:memory:$CRI_CGROUP_PARENT/pod[0-9a-f-]*/$CTR\$" "/proc/$p/cgroup" ||
+			grep -q "^0::$CRI_CGROUP_PARENT/pod[0-9a-f-]*/$CTR\$" "/proc/$p/cgroup" ||
+			fail_with "pid $p ($(cat /proc/$p/comm)) not in the container's memory cgroup: $(cat /proc/$p/cgroup)"
+		[ "$(cat "/proc/$p/cgroup")" = "$(cat "/proc/$own/cgroup")" ] ||
+			fail_with "pid $p ($(cat /proc/$p/comm)): $(cat /proc/$p/cgroup), the container's process $own: $(cat /proc/$own/cgroup)"
+	done
+}
