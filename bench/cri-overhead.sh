@@ -30,28 +30,12 @@ top=$(cd "$here/.." && pwd)
 export PROCTOR=$(readlink -f "$PROCTOR")
 PODS=${PODS:-3}
 IDLE=${IDLE:-30}
-CRI=$top/tests/tools/cri
 IMAGE=localhost/proctor/bookworm:latest
 POLICY='{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["example.invalid"]}}'
 
-[ "$(id -u)" = 0 ] || { echo "bench/cri-overhead.sh: must run as root" >&2; exit 1; }
-[ -x "$PROCTOR" ] || { echo "bench/cri-overhead.sh: PROCTOR=$PROCTOR is not an executable" >&2; exit 1; }
-PROCTOR_IMAGES="busybox bookworm" PROCTOR_NO_PODMAN=1 PROCTOR_NO_DAEMONS=1 "$top/tests/images.sh"
-
-D=$(mktemp -d /run/prt-crio.XXXXXX)
-PARENT=/prt-crio-${D##*.}
-cleanup() {
-	"$CRI/containerd.sh" down "$D" || true
-	local d
-	for d in /sys/fs/cgroup/*/"$PARENT" /sys/fs/cgroup/unified/"$PARENT"; do
-		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
-	done
-	return 0
-}
-trap cleanup EXIT
-CRI_IMAGES=bookworm "$CRI/containerd.sh" up "$D"
-eval "export $("$CRI/containerd.sh" env "$D")"
-export CRI_CGROUP_PARENT=$PARENT
+# shellcheck source=bench/cri-common.sh
+. "$here/cri-common.sh"
+cri_bench_up bench/cri-overhead.sh crio
 cri() { timeout -k 5 120 "$CRI/cri-client.py" "$@"; }
 
 smaps() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/smaps_rollup"; }

@@ -25,28 +25,12 @@ top=$(cd "$here/.." && pwd)
 export PROCTOR=$(readlink -f "$PROCTOR")
 ROUNDS=${ROUNDS:-6}
 PER_ROUND=${PER_ROUND:-5}
-CRI=$top/tests/tools/cri
 IMAGE=localhost/proctor/bookworm:latest
 ROLLOUT='run.proctor.rollout={"version": 1, "environment": {"network_mode": "none"}}'
 
-[ "$(id -u)" = 0 ] || { echo "bench/cri.sh: must run as root" >&2; exit 1; }
-[ -x "$PROCTOR" ] || { echo "bench/cri.sh: PROCTOR=$PROCTOR is not an executable" >&2; exit 1; }
-PROCTOR_IMAGES="busybox bookworm" PROCTOR_NO_PODMAN=1 PROCTOR_NO_DAEMONS=1 "$top/tests/images.sh"
-
-D=$(mktemp -d /run/prt-crib.XXXXXX)
-PARENT=/prt-crib-${D##*.}
-cleanup() {
-	"$CRI/containerd.sh" down "$D" || true
-	local d
-	for d in /sys/fs/cgroup/*/"$PARENT" /sys/fs/cgroup/unified/"$PARENT"; do
-		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
-	done
-	return 0
-}
-trap cleanup EXIT
-CRI_IMAGES=bookworm "$CRI/containerd.sh" up "$D"
-eval "export $("$CRI/containerd.sh" env "$D")"
-export CRI_CGROUP_PARENT=$PARENT
+# shellcheck source=bench/cri-common.sh
+. "$here/cri-common.sh"
+cri_bench_up bench/cri.sh crib
 
 mkdir -p "$top/bench/results"
 raw=$(mktemp)
