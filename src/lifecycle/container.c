@@ -789,10 +789,8 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
     run_warn_hooks (cfg, PR_HOOK_POSTSTOP, "poststop", json);
   if (pr_rollout_restore_hidden (st->state_dirfd, st->rootfs, err) < 0)
     {
-      /* An engine may unmount the rootfs before it deletes the container
-       * (podman's cleanup after a failed or killed run): the hidden paths
-       * cannot go back then, and failing here would leave a state dir no
-       * later delete could remove.  Other errors fail a plain delete. */
+      /* A rootfs the engine already unmounted (ENOENT) takes no hidden
+       * paths back; failing would leave a state dir no delete removes. */
       if (!force && (*err)->errnum != ENOENT)
         return -1;
       pr_warn ("delete %s: the hidden paths were not put back: %s", id, (*err)->msg);

@@ -1,4 +1,4 @@
-/* mount-internal.h - what mount.c and mount_cgroup.c share: mount option
+/* mount-internal.h - what mount.c, mount_options.c and mount_cgroup.c share: mount option
  * data accumulation, bind-mount flag and propagation changes, mountinfo
  * unescaping, and the "cgroup" mount entry point.  Not part of the public
  * API (see mount.h); all paths are inside the rootfs and resolved with
@@ -18,18 +18,25 @@
                          | MS_RELATIME | MS_STRICTATIME | MS_NOSYMFOLLOW)
 
 /* True when the NULL-terminated options (may be NULL) contain name
- * exactly.  (mount.c) */
+ * exactly.  (mount_options.c) */
 bool has_option (char *const *options, const char *name);
 
 /* Frees what pr_mount_parse_options allocated in f (the data string); for
- * _cleanup_mount_flags_.  Never fails.  (mount.c) */
+ * _cleanup_mount_flags_.  Never fails.  (mount_options.c) */
 void mount_flags_free (struct pr_mount_flags *f);
 #define _cleanup_mount_flags_ __attribute__ ((cleanup (mount_flags_free)))
 
 /* Appends opt to the comma-separated *data (NULL means empty), replacing
  * *data with a new allocation.  Aborts on out-of-memory; never fails.
- * (mount.c) */
+ * (mount_options.c) */
 void data_append (char **data, const char *opt);
+
+/* The propagation flag (MS_SHARED, MS_SLAVE, MS_PRIVATE, MS_UNBINDABLE,
+ * with MS_REC for the r* names) that name ("rshared", "private", ...)
+ * stands for, in *out.  Returns 0, or -1 for NULL or any other name.
+ * (mount_options.c; runtime-spec config-linux.md "Rootfs Mount
+ * Propagation") */
+int parse_propagation (const char *name, unsigned long *out);
 
 /* Applies per-mount flags (MS_* in set, removed in clr) to an existing bind
  * mount: fd is an O_PATH fd of the mount, fdpath its /proc/self/fd/N path

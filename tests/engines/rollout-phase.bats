@@ -11,6 +11,7 @@
 # like a plain container's.
 
 load helpers
+source "$BATS_TEST_DIRNAME/../phase-probe.bash"
 
 ENV_IMAGE=localhost/proctor/rollout-phase-env
 SECRET=5d41402abc4b2a76b9719d911017c592-kept-by-the-harness
@@ -40,8 +41,6 @@ POLICY=$(jq -cn --arg h "$HASH" '{"version": 1,
 	"verifier": {"user": "root", "env": {"PHASE": "verifier"}},
 	"phase_secret_sha256": $h}')
 
-PROBE='echo "phase=$PHASE"; test -e /tests && echo tests-visible; env | grep -q "@127.0.0.1:3129" && echo token; echo "proctor_vars=$(env | grep -c PROCTOR_)"'
-
 # start IMAGE [podman run args...]
 start() {
 	local img=$1
@@ -51,20 +50,6 @@ start() {
 	printf '%s\n' "$POLICY" >"$TEST_DIR/policy.json"
 	run pm run -d --name "$NAME" --annotation "run.proctor.rollout=@$TEST_DIR/policy.json" "$@" "$img" sleep 1000
 	assert_status 0
-}
-
-assert_agent_session() {
-	grep -qx 'phase=agent' <<<"$output" || fail_with "not an agent session: $output"
-	! grep -qx 'tests-visible' <<<"$output" || fail_with "the agent sees /tests: $output"
-	! grep -qx 'token' <<<"$output" || fail_with "the agent holds a 3129 token: $output"
-	grep -qx 'proctor_vars=0' <<<"$output" || fail_with "PROCTOR_* reached the session: $output"
-}
-
-assert_verifier_session() {
-	grep -qx 'phase=verifier' <<<"$output" || fail_with "not a verifier session: $output"
-	grep -qx 'tests-visible' <<<"$output" || fail_with "the verifier does not see /tests: $output"
-	grep -qx 'token' <<<"$output" || fail_with "the verifier has no 3129 token: $output"
-	grep -qx 'proctor_vars=0' <<<"$output" || fail_with "PROCTOR_* reached the session: $output"
 }
 
 @test "rollout phase (podman): an image with ENV PROCTOR_PHASE=verifier gives plain execs agent sessions" {

@@ -11,6 +11,7 @@
 # as printed by the exec, files on the host's rootfs, the runtime's error.
 
 load helpers
+source "$BATS_TEST_DIRNAME/../phase-probe.bash"
 
 SECRET=1f0c5a7e9b2d44c3a8e6f0b1d2c3e4f5-harness-only
 HASH=$(printf %s "$SECRET" | sha256sum | cut -d' ' -f1)
@@ -38,29 +39,12 @@ rollout_bundle() {
 	wait_status "$CID" running
 }
 
-# probe: what an exec prints about its session, one item a line.
-PROBE='echo "phase=$PHASE"; test -e /tests && echo tests-visible; env | grep -q "@127.0.0.1:3129" && echo token; env | grep -c PROCTOR_ | sed "s/^/proctor_vars=/"'
-
 # process_json ENV...: a process.json for exec --process with args `sh -c
 # PROBE` and env ENV..., as podman and containerd write one.
 process_json() {
 	jq -n --arg p "$PROBE" '{"terminal": false, "user": {"uid": 0, "gid": 0}, "cwd": "/",
 		"args": ["sh", "-c", $p], "env": (["PATH=/usr/bin:/bin"] + $ARGS.positional)}' --args -- "$@" \
 		>"$TEST_DIR/process.json"
-}
-
-assert_agent_session() {
-	grep -qx 'phase=agent' <<<"$output" || fail_with "not an agent session: $output"
-	! grep -qx 'tests-visible' <<<"$output" || fail_with "the agent sees /tests: $output"
-	! grep -qx 'token' <<<"$output" || fail_with "the agent holds a 3129 token: $output"
-	grep -qx 'proctor_vars=0' <<<"$output" || fail_with "PROCTOR_* reached the session: $output"
-}
-
-assert_verifier_session() {
-	grep -qx 'phase=verifier' <<<"$output" || fail_with "not a verifier session: $output"
-	grep -qx 'tests-visible' <<<"$output" || fail_with "the verifier does not see /tests: $output"
-	grep -qx 'token' <<<"$output" || fail_with "the verifier has no 3129 token: $output"
-	grep -qx 'proctor_vars=0' <<<"$output" || fail_with "PROCTOR_* reached the session: $output"
 }
 
 @test "rollout phase: PROCTOR_PHASE=verifier in the config env is removed at create and plain execs are agents" {
