@@ -653,6 +653,17 @@ pr_config_load (const char *path, struct pr_config **out, pr_error **err)
 }
 
 void
+pr_mount_free_contents (struct pr_mount *m)
+{
+  free (m->destination);
+  free (m->source);
+  free (m->type);
+  pr_strv_free (m->options);
+  free (m->uid_mappings);
+  free (m->gid_mappings);
+}
+
+void
 pr_config_free (struct pr_config *cfg)
 {
   if (cfg == NULL)
@@ -660,15 +671,7 @@ pr_config_free (struct pr_config *cfg)
   free (cfg->oci_version);
   free (cfg->root_path);
   for (size_t i = 0; i < cfg->n_mounts; i++)
-    {
-      struct pr_mount *m = &cfg->mounts[i];
-      free (m->destination);
-      free (m->source);
-      free (m->type);
-      pr_strv_free (m->options);
-      free (m->uid_mappings);
-      free (m->gid_mappings);
-    }
+    pr_mount_free_contents (&cfg->mounts[i]);
   free (cfg->mounts);
   pr_process_free_contents (&cfg->process);
   free (cfg->hostname);

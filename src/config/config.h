@@ -263,6 +263,10 @@ int pr_config_load (const char *path, struct pr_config **out, pr_error **err);
 int pr_process_parse (const char *data, size_t len, struct pr_process *out, yajl_val *tree_out, pr_error **err);
 
 void pr_process_free_contents (struct pr_process *p);
+/* Frees what one mount entry owns (destination, source, type, options,
+ * id maps), not the entry itself; never fails. */
+void pr_mount_free_contents (struct pr_mount *m);
+
 void pr_config_free (struct pr_config *cfg);
 static inline void pr_config_freep (struct pr_config **c) { if (*c) pr_config_free (*c); }
 #define _cleanup_config_ __attribute__ ((cleanup (pr_config_freep)))

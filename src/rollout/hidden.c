@@ -321,12 +321,7 @@ pr_hidden_take_mounts (struct pr_config *cfg, char *const *hide, int state_dirfd
           continue;
         }
       pr_debug ("rollout: mount at %s is verifier-only", m->destination);
-      free (m->destination);
-      free (m->source);
-      free (m->type);
-      pr_strv_free (m->options);
-      free (m->uid_mappings);
-      free (m->gid_mappings);
+      pr_mount_free_contents (m);
     }
   cfg->n_mounts = kept;
   return 0;

@@ -9,14 +9,8 @@ load helpers
 # refuse_create PATTERN: `create` of $BUNDLE fails with one error line
 # matching PATTERN and leaves nothing behind.
 refuse_create() {
-	track_id "$CID"
-	status=0
-	pr create --bundle "$BUNDLE" "$CID" </dev/null >"$TEST_DIR/create.out" 2>"$TEST_DIR/create.err" || status=$?
-	stderr=$(cat "$TEST_DIR/create.err")
-	[ "$status" -ne 0 ] || fail_with "create succeeded; stderr: $stderr"
-	assert_one_error_line
+	create_must_fail
 	[[ "$stderr" == *$1* ]] || fail_with "stderr does not say '$1': $stderr"
-	assert_no_leftovers "$CID"
 }
 
 # without_ns TYPE: drop TYPE from linux.namespaces (the container inherits

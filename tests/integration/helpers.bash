@@ -285,6 +285,21 @@ assert_no_leftovers() {
 	return $bad
 }
 
+# create_must_fail: `create` of $BUNDLE must fail cleanly.  Sets $status
+# and $stderr.  The container's stdio goes to files so that a create that
+# wrongly succeeds cannot hang the test.
+create_must_fail() {
+	track_id "$CID"
+	status=0
+	pr create --bundle "$BUNDLE" "$CID" </dev/null >"$TEST_DIR/create.out" 2>"$TEST_DIR/create.err" || status=$?
+	stderr=$(cat "$TEST_DIR/create.err")
+	[ "$status" -ne 0 ] || fail_with "create succeeded; stderr: $stderr"
+	assert_one_error_line
+	run pr state "$CID"
+	[ "$status" -ne 0 ] || fail_with "state of the failed container succeeded"
+	assert_no_leftovers "$CID"
+}
+
 # assert_one_error_line: $stderr (from `run --separate-stderr`) is exactly
 # one non-empty line.
 assert_one_error_line() {
