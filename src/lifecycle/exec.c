@@ -25,10 +25,7 @@
 #include "../config/config.h"
 #include "../linux/caps.h"
 #include "../linux/namespace.h"
-#include "../rollout/network.h"
-#include "../rollout/procs.h"
-#include "../rollout/rollout.h"
-#include "../rollout/verifier.h"
+#include "../rollout/lifecycle.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,13 +51,7 @@ struct exec_ctx
   int local_console;
   int sync_parent;
   int sync_child;
-  struct pr_rollout *rollout;         /* NULL unless the container is a rollout */
-  enum pr_phase phase;
-  struct pr_verifier_view view;       /* the verifier's mounts */
-  char *token;                        /* setup/verifier egress token, or NULL */
-  char *state_dir;
-  pid_t agent_init;                   /* host pid of the container process when the */
-                                      /* rollout nests the agent's pid namespace, else 0 */
+  struct pr_rollout_exec_plan plan;   /* the rollout's choices (empty: not a rollout) */
 };
 
 /* ------------------------------------------------------- process building */
@@ -193,9 +184,9 @@ exec_process (struct exec_ctx *c)
   _cleanup_strv_ char **env = NULL;
   _cleanup_free_ char *json = pr_state_to_json (c->st, "running");
 
-  /* A phase token must be live at the helper before the process can use
-   * it: wait for the runtime to register it. */
-  if (c->token && pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
+  /* The plan may need the process held until the runtime has done its
+   * part (an egress token registered at the helper). */
+  if (pr_rollout_exec_holds_start (&c->plan) && pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
     fail (c, err);
   if (p->terminal)
     {
@@ -221,22 +212,19 @@ exec_process (struct exec_ctx *c)
   fail (c, err);
 }
 
-/* After joining the container's namespaces but its user namespace: a new
- * user namespace (the runtime copies the container's id map into it) and
- * a new mount namespace owned by it, where the verifier's view is mounted. */
+/* After joining the container's namespaces but its user namespace, when
+ * the plan gives the exec a user namespace of its own: a new one (the
+ * runtime copies the container's id map into it), then the plan's steps
+ * inside it. */
 static int
-enter_verifier_namespaces (struct exec_ctx *c, pr_error **err)
+enter_own_userns (struct exec_ctx *c, pr_error **err)
 {
   if (unshare (CLONE_NEWUSER) < 0)
     return pr_error_set (err, errno, "create the verifier's user namespace");
   if (pr_sync_send (c->sync_child, PR_SYNC_USERNS_READY, 0, NULL, err) < 0
       || pr_sync_expect (c->sync_child, PR_SYNC_MAPS_DONE, "runtime", NULL, NULL, err) < 0)
     return -1;
-  if (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0)
-    return pr_error_set (err, errno, "become root in the verifier's user namespace");
-  if (unshare (CLONE_NEWNS) < 0)
-    return pr_error_set (err, errno, "create the verifier's mount namespace");
-  return pr_verifier_view_mount (&c->view, err);
+  return pr_rollout_exec_in_own_userns (&c->plan, err);
 }
 
 static int
@@ -257,7 +245,7 @@ join_ns (struct exec_ctx *c, size_t i, pr_error **err)
  * joiner holds no capability over it (setns(2): CAP_SYS_ADMIN in the
  * namespace's owning user namespace), so those go first. */
 static int
-join_namespaces (struct exec_ctx *c, bool verifier, pr_error **err)
+join_namespaces (struct exec_ctx *c, bool own_userns, pr_error **err)
 {
   int userfd = c->ns_fds[0]; /* pr_ns_join_order[0] is CLONE_NEWUSER */
   for (size_t i = 1; userfd >= 0 && i < PR_ARRAY_SIZE (pr_ns_join_order); i++)
@@ -272,10 +260,10 @@ join_namespaces (struct exec_ctx *c, bool verifier, pr_error **err)
     }
   for (size_t i = 0; i < PR_ARRAY_SIZE (pr_ns_join_order); i++)
     {
-      /* The verifier gets a sibling user namespace with the same map, not
-       * the agent's: agent root then holds no capability over it and
-       * cannot read its /proc entries or ptrace it. */
-      if (c->ns_fds[i] < 0 || (verifier && pr_ns_join_order[i] == CLONE_NEWUSER))
+      /* An exec with a user namespace of its own (the verifier's: a
+       * sibling with the same map, so that agent root holds no capability
+       * over it) does not join the container's. */
+      if (c->ns_fds[i] < 0 || (own_userns && pr_ns_join_order[i] == CLONE_NEWUSER))
         continue;
       if (join_ns (c, i, err) < 0)
         return -1;
@@ -292,20 +280,6 @@ pid_ns_index (void)
   return -1;
 }
 
-/* A setup session sees the agent's files (the container's mount
- * namespace), but not the agent's /proc: a copy of that namespace, slave
- * so that the agent's later mounts still reach it, gets the outer
- * procfs. */
-static int
-enter_setup_namespace (pr_error **err)
-{
-  if (unshare (CLONE_NEWNS) < 0)
-    return pr_error_set (err, errno, "create the setup session's mount namespace");
-  if (mount (NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
-    return pr_error_set (err, errno, "make the setup session's mounts slaves");
-  return 0;
-}
-
 static void __attribute__ ((noreturn))
 joiner (struct exec_ctx *c)
 {
@@ -315,26 +289,21 @@ joiner (struct exec_ctx *c)
     close (c->local_console);
   if (pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
     _exit (1);
-  bool verifier = c->rollout && c->phase == PR_PHASE_VERIFIER;
-  /* Out of the agent's reach (procs.h): the session's procfs is made
-   * while this process is still the host's root in the host's mount
-   * namespace, before it joins anything. */
-  bool outer = c->agent_init > 0 && c->phase != PR_PHASE_AGENT;
+  bool own_userns = pr_rollout_exec_own_userns (&c->plan);
   int proc_fd = -1;
-  if (outer && pr_procs_open_proc (c->ns_fds[pid_ns_index ()], &proc_fd, &err) < 0)
+  int pi = pid_ns_index ();
+  if (pr_rollout_exec_before_join (&c->plan, pi >= 0 ? c->ns_fds[pi] : -1, &proc_fd, &err) < 0)
     fail (c, err);
-  if (join_namespaces (c, verifier, &err) < 0)
+  if (join_namespaces (c, own_userns, &err) < 0)
     fail (c, err);
-  if (verifier && enter_verifier_namespaces (c, &err) < 0)
+  if (own_userns && enter_own_userns (c, &err) < 0)
     fail (c, err);
   if (c->root_fd >= 0 && (fchdir (c->root_fd) < 0 || chroot (".") < 0 || chdir ("/") < 0))
     {
       pr_error_set (&err, errno, "enter the container's root");
       fail (c, err);
     }
-  if (outer && !verifier && enter_setup_namespace (&err) < 0)
-    fail (c, err);
-  if (outer && pr_procs_mount_proc (proc_fd, &err) < 0)
+  if (pr_rollout_exec_after_root (&c->plan, proc_fd, &err) < 0)
     fail (c, err);
   pid_t pid = pr_clone_parent ();
   if (pid < 0)
@@ -388,18 +357,19 @@ open_namespaces (struct exec_ctx *c, pr_error **err)
       if (c->root_fd < 0)
         return pr_error_set (err, errno, "open `%s`", root);
     }
-  /* An agent exec joins the agent's pid namespace, nested in the state
-   * pid's (procs.h); verifier and setup execs stay in the outer one. */
+  /* The plan may name another process's pid namespace to join (a
+   * rollout's agent exec: the agent's, nested in the state pid's). */
   int pi = pid_ns_index ();
-  if (c->agent_init > 0 && c->phase == PR_PHASE_AGENT && pi >= 0)
+  pid_t pidns_pid = pr_rollout_exec_pidns_pid (&c->plan);
+  if (pidns_pid > 0 && pi >= 0)
     {
       if (c->ns_fds[pi] >= 0)
         close (c->ns_fds[pi]);
       c->ns_fds[pi] = -1;
-      if (pr_ns_open_pid (c->agent_init, CLONE_NEWPID, &c->ns_fds[pi], err) < 0)
+      if (pr_ns_open_pid (pidns_pid, CLONE_NEWPID, &c->ns_fds[pi], err) < 0)
         return -1;
     }
-  if (c->agent_init > 0 && (pi < 0 || c->ns_fds[pi] < 0))
+  if (pr_rollout_exec_needs_pidns (&c->plan) && (pi < 0 || c->ns_fds[pi] < 0))
     return pr_error_set (err, EINVAL, "the container's pid namespace is the runtime's");
   /* The pid could have been recycled between loading the state and
    * opening its namespaces. */
@@ -426,32 +396,10 @@ prepare (struct exec_ctx *c, const struct pr_global *g, pr_error **err)
     return -1;
   if (build_process (c, err) < 0)
     return -1;
-  if (pr_rollout_load (c->st->state_dirfd, c->st->rootfs, &c->rollout, err) < 0)
+  _cleanup_free_ char *state_dir = xasprintf ("%s/%s", g->root, c->o->id);
+  if (pr_rollout_exec_plan (c->st->state_dirfd, c->st->rootfs, state_dir, c->o->id, c->st->pid, &c->cfg->process,
+                            &c->plan, err) < 0)
     return -1;
-  if (c->rollout && pr_rollout_exec_prepare (c->rollout, &c->cfg->process, &c->phase, err) < 0)
-    return -1;
-  if (c->rollout && pr_procs_agent_init (c->st->state_dirfd, &c->agent_init, err) < 0)
-    return pr_error_wrap (err, "cannot exec in container `%s`", c->o->id);
-  if (c->rollout && c->phase == PR_PHASE_VERIFIER && c->rollout->policy->agent_processes != PR_AGENT_PROCS_KEEP)
-    {
-      /* A container created before the nested pid namespaces existed has
-       * no agent namespace to sweep: say so rather than keep them. */
-      if (c->agent_init == 0)
-        return pr_error_set (err, 0, "verifier.agent_processes: container `%s` has no agent pid namespace "
-                                     "(created by an older proctor): recreate it", c->o->id);
-      if (pr_procs_agent_processes (c->rollout->policy->agent_processes, c->agent_init, err) < 0)
-        return pr_error_wrap (err, "verifier.agent_processes");
-    }
-  if (c->rollout && c->phase == PR_PHASE_VERIFIER && pr_verifier_view_open (c->rollout, c->st->pid, &c->view, err) < 0)
-    return -1;
-  if (c->rollout)
-    {
-      struct pr_process *p = &c->cfg->process;
-      c->state_dir = xasprintf ("%s/%s", g->root, c->o->id);
-      if (c->phase != PR_PHASE_AGENT && pr_policy_net_mode (c->rollout->policy, c->phase) != PR_NET_NONE)
-        c->token = pr_network_new_token ();
-      p->env = pr_network_proxy_env (c->rollout->policy, c->phase, c->token, p->env);
-    }
   bool tty = c->cfg->process.terminal;
   if (tty && c->o->console_socket == NULL && c->o->detach)
     return pr_error_invalid (err, "cannot allocate tty if proctor will detach without setting console socket");
@@ -485,11 +433,7 @@ ctx_free (struct exec_ctx *c)
     close (c->sync_parent);
   if (c->sync_child >= 0)
     close (c->sync_child);
-  pr_verifier_view_free (&c->view);
-  free (c->token);
-  free (c->state_dir);
-  if (c->rollout)
-    pr_rollout_free (c->rollout);
+  pr_rollout_exec_plan_free (&c->plan);
   if (c->cfg)
     pr_config_free (c->cfg);
   if (c->st)
@@ -520,7 +464,7 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
       return -1;
     }
   int r = pr_sync_send (c->sync_parent, PR_SYNC_GO, 0, NULL, err);
-  if (r == 0 && c->rollout && c->phase == PR_PHASE_VERIFIER)
+  if (r == 0 && pr_rollout_exec_own_userns (&c->plan))
     {
       r = pr_sync_expect (c->sync_parent, PR_SYNC_USERNS_READY, "exec setup", NULL, NULL, err);
       if (r == 0)
@@ -534,8 +478,8 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
   if (r < 0)
     return -1;
   *pid_out = pid;
-  if (c->token && (pr_network_register (c->state_dir, c->phase, c->token, pid, err) < 0
-                   || pr_sync_send (c->sync_parent, PR_SYNC_GO, 0, NULL, err) < 0))
+  if (pr_rollout_exec_holds_start (&c->plan)
+      && (pr_rollout_exec_started (&c->plan, pid, err) < 0 || pr_sync_send (c->sync_parent, PR_SYNC_GO, 0, NULL, err) < 0))
     {
       kill (pid, SIGKILL);
       waitpid (pid, NULL, 0);

@@ -1,0 +1,103 @@
+/* lifecycle.h - where the rollout enters the container lifecycle.  The
+ * lifecycle (src/lifecycle) calls these at named points and holds no
+ * rollout rule of its own.  This file owns the exec plan: for one
+ * `proctor exec` into a rollout, which phase runs, which user and pid
+ * namespace it joins, which view of the files it sees, which egress token
+ * it carries and which environment (SPEC section 2, docs/rollout.md).
+ *
+ * An exec into a plain container gets the empty plan (rollout == NULL):
+ * every question below then answers "as for any container". */
+#ifndef PROCTOR_ROLLOUT_LIFECYCLE_H
+#define PROCTOR_ROLLOUT_LIFECYCLE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "phase.h"
+#include "rollout.h"
+#include "verifier.h"
+#include "../base/error.h"
+#include "../config/config.h"
+
+struct pr_rollout_exec_plan
+{
+  struct pr_rollout *rollout;   /* NULL unless the container is a rollout */
+  enum pr_phase phase;
+  struct pr_verifier_view view; /* the verifier's mounts (verifier only) */
+  char *token;                  /* setup/verifier egress token, or NULL */
+  char *state_dir;              /* the container's state directory (rollout only) */
+  pid_t agent_init;             /* host pid of the container process when the */
+                                /* rollout nests the agent's pid namespace, else 0 */
+};
+
+/* Plans an exec (the runtime side, before anything is forked): loads the
+ * rollout state of the container in state_dirfd (rootfs: its absolute
+ * rootfs; state_dir: the path of state_dirfd; id: the container's id for
+ * messages; init_pid: the state pid), decides the phase and rewrites *p
+ * for it (pr_rollout_exec_prepare: user, HOME, env, capabilities), sweeps
+ * the agent's processes before a verifier session when the policy says so
+ * (verifier.agent_processes), opens the verifier's view, and for setup and
+ * verifier sessions with egress makes a token and puts the proxy
+ * environment into p->env.  *plan must be zeroed; on error it holds what
+ * was made so far (free it with pr_rollout_exec_plan_free).  Errors: those
+ * of pr_rollout_load, pr_rollout_exec_prepare, pr_procs_agent_init
+ * (wrapped "cannot exec in container `ID`"), pr_procs_agent_processes
+ * (wrapped "verifier.agent_processes"), pr_verifier_view_open; "container
+ * `ID` has no agent pid namespace" when agent_processes is set for a
+ * container an older proctor created. */
+int pr_rollout_exec_plan (int state_dirfd, const char *rootfs, const char *state_dir, const char *id,
+                          pid_t init_pid, struct pr_process *p, struct pr_rollout_exec_plan *plan,
+                          pr_error **err);
+
+/* Whether the exec gets a user namespace of its own (a sibling of the
+ * container's, with the same id map, that the runtime writes through the
+ * child link's id-map handshake) instead of joining the container's: the
+ * verifier, so that agent root holds no capability over it. */
+bool pr_rollout_exec_own_userns (const struct pr_rollout_exec_plan *plan);
+
+/* The host pid whose pid namespace the exec joins instead of the state
+ * pid's: the agent's init for an agent exec into a rollout that nests the
+ * agent's pid namespace (procs.h), else 0 (the state pid's). */
+pid_t pr_rollout_exec_pidns_pid (const struct pr_rollout_exec_plan *plan);
+
+/* Whether the exec needs a pid namespace other than the runtime's (a
+ * rollout that nests the agent's): the lifecycle refuses the exec when
+ * the container's pid namespace is the runtime's. */
+bool pr_rollout_exec_needs_pidns (const struct pr_rollout_exec_plan *plan);
+
+/* Whether the exec's process must wait for the runtime's go (after
+ * pr_rollout_exec_started) before it runs the command: its egress token
+ * must be live at the helper first. */
+bool pr_rollout_exec_holds_start (const struct pr_rollout_exec_plan *plan);
+
+/* In the joiner, still the host's root in the host's mount namespace,
+ * before it joins anything (pidns_fd: the pid namespace it will join):
+ * a session out of the agent's reach (setup or verifier in a nested
+ * rollout) makes its procfs here, *proc_fd = its fd, else *proc_fd = -1.
+ * Errors: those of pr_procs_open_proc. */
+int pr_rollout_exec_before_join (const struct pr_rollout_exec_plan *plan, int pidns_fd, int *proc_fd,
+                                 pr_error **err);
+
+/* In the joiner, right after its own user namespace is mapped (only when
+ * pr_rollout_exec_own_userns): becomes root there, makes a mount
+ * namespace owned by it and mounts the verifier's view.  Errors: EPERM
+ * "become root in the verifier's user namespace", unshare's errno
+ * "create the verifier's mount namespace", pr_verifier_view_mount's. */
+int pr_rollout_exec_in_own_userns (const struct pr_rollout_exec_plan *plan, pr_error **err);
+
+/* In the joiner, after it entered the container's root: a setup session
+ * out of the agent's reach gets a slave copy of the mount namespace, and
+ * every such session gets the procfs of pr_rollout_exec_before_join
+ * (proc_fd; -1: nothing to do).  Errors: unshare/mount errnos,
+ * pr_procs_mount_proc's. */
+int pr_rollout_exec_after_root (const struct pr_rollout_exec_plan *plan, int proc_fd, pr_error **err);
+
+/* The runtime side, once the exec's process exists (pid: its host pid):
+ * registers the egress token for it at the helper.  Errors: those of
+ * pr_network_register. */
+int pr_rollout_exec_started (const struct pr_rollout_exec_plan *plan, pid_t pid, pr_error **err);
+
+/* Frees what the plan holds (the plan itself is not freed). */
+void pr_rollout_exec_plan_free (struct pr_rollout_exec_plan *plan);
+
+#endif
