@@ -43,9 +43,7 @@
 #include "../linux/namespace.h"
 #include "../linux/procattr.h"
 #include "../linux/seccomp.h"
-#include "../rollout/network.h"
-#include "../rollout/procs.h"
-#include "../rollout/rollout.h"
+#include "../rollout/lifecycle.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -300,13 +298,7 @@ create_cleanup (struct create_ctx *c)
       kill (c->stage1, SIGKILL);
       waitpid (c->stage1, NULL, 0);
     }
-  if (c->rollout)
-    pr_network_stop (c->state_dirfd);
-  if (c->rollout && pr_rollout_restore_hidden (c->state_dirfd, c->rootfs, &e) < 0)
-    {
-      pr_warn ("cleanup: %s", e->msg);
-      pr_error_free (&e);
-    }
+  pr_rollout_create_failed (c->rollout, c->state_dirfd, c->rootfs);
   if (c->cgroup_created && c->systemd_unit && pr_cgroup_systemd_stop (c->cgroup_path, &e) < 0)
     {
       pr_warn ("cleanup: %s", e->msg);
@@ -334,8 +326,7 @@ create_ctx_free (struct create_ctx *c)
   free (c->rootfs);
   free (c->cgroup_path);
   free (c->state_json);
-  if (c->rollout)
-    pr_rollout_free (c->rollout);
+  pr_rollout_free (c->rollout);
   if (c->state_dirfd >= 0)
     close (c->state_dirfd);
   if (c->fifo_dirfd >= 0)
@@ -473,20 +464,19 @@ drive_children (struct create_ctx *c, pr_error **err)
   if (pr_sync_expect (c->sync_parent, PR_SYNC_HOOKS, "container process", NULL, NULL, err) < 0)
     return -1;
   /* The container process has reported, so the outer init has forked it. */
-  if (c->nested_pidns && pr_procs_save_agent_init (c->state_dirfd, c->init_pid, &c->agent_init, err) < 0)
+  if (pr_rollout_container_started (c->nested_pidns, c->state_dirfd, c->init_pid, &c->agent_init, err) < 0)
     return -1;
   if (run_runtime_hooks (c, annotations, err) < 0)
     return -1;
   test_crash_at ("hooks");
   if (pr_sync_expect (c->sync_parent, PR_SYNC_READY, "container process", NULL, NULL, err) < 0)
     return -1;
-  if (c->rollout)
-    {
-      _cleanup_free_ char *dir = xasprintf ("%s/%s", c->g->root, c->o->id);
-      if (pr_network_start (c->rollout->policy, c->init_pid, c->state_dirfd, dir, c->cgroup_path, err) < 0)
-        return -1;
-      test_crash_at ("network");
-    }
+  _cleanup_free_ char *dir = xasprintf ("%s/%s", c->g->root, c->o->id);
+  int started = pr_rollout_ready (c->rollout, c->init_pid, c->state_dirfd, dir, c->cgroup_path, err);
+  if (started < 0)
+    return -1;
+  if (started > 0)
+    test_crash_at ("network");
   /* state.json has been complete since the init's pid was saved above:
    * nothing after that changes it, so it is not written again (each
    * rename over an existing file costs a data flush on ext4, auto_da_alloc). */
@@ -509,13 +499,12 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
   if (save_partial_state (c, err) < 0)
     return -1;
   test_crash_at ("state-dir");
-  _cleanup_free_ char *policy = pr_rollout_policy_source (c->cfg, c->g->rollout_policy);
-  if (policy && pr_rollout_create (policy, c->cfg, c->rootfs, c->state_dirfd, &c->rollout, err) < 0)
+  if (pr_rollout_config (c->cfg, c->g->rollout_policy, c->rootfs, c->state_dirfd, &c->rollout, err) < 0)
     return -1;
   c->new_flags = pr_ns_new_flags (c->cfg);
-  /* A rollout's own pid namespace becomes two (rollout/procs.h): verifier
-   * and setup sessions in the outer one, the agent in the nested one. */
-  c->nested_pidns = c->rollout != NULL && (c->new_flags & CLONE_NEWPID) != 0;
+  /* The container's pid namespace may become two (an outer init, then the
+   * container process's own nested one): the rollout decides. */
+  c->nested_pidns = pr_rollout_nests_pidns (c->rollout, c->new_flags);
   /* The init opens the fifo after switching to the process user, which
    * in a user namespace maps to an unprivileged host uid. */
   if (mkfifoat (c->state_dirfd, "exec.fifo", 0622) < 0)
@@ -772,7 +761,7 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
   /* The egress helper runs in the container's cgroup: stopped with
    * SIGTERM before the cgroup's leftovers get SIGKILL, so it writes its
    * folded log lines and totals. */
-  pr_network_stop (st->state_dirfd);
+  pr_rollout_stop (st->state_dirfd);
   /* The unit first: systemd would otherwise recreate or hold on to the
    * scope's cgroup while cgroupfs removes it. */
   if (st->cgroup_path && st->systemd_cgroup && pr_cgroup_systemd_stop (st->cgroup_path, err) < 0)
@@ -787,7 +776,7 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
     return -1;
   if (cfg)
     run_warn_hooks (cfg, PR_HOOK_POSTSTOP, "poststop", json);
-  if (pr_rollout_restore_hidden (st->state_dirfd, st->rootfs, err) < 0)
+  if (pr_rollout_delete (st->state_dirfd, st->rootfs, err) < 0)
     {
       /* A rootfs the engine already unmounted (ENOENT) takes no hidden
        * paths back; failing would leave a state dir no delete removes. */

@@ -17,7 +17,7 @@
 #include "../linux/namespace.h"
 #include "../linux/netlink.h"
 #include "../linux/procattr.h"
-#include "../rollout/network.h"
+#include "../rollout/lifecycle.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,17 +51,6 @@ wait_for_start (struct create_ctx *c, pr_error **err)
   close (c->fifo_dirfd);
   c->fifo_dirfd = -1;
   return 0;
-}
-
-/* Peer names go into the hosts file the container will see (the engine's
- * bind mount is in place by now), so no extra mount shows in mountinfo. */
-static int
-write_peer_hosts (struct create_ctx *c, pr_error **err)
-{
-  _cleanup_close_ int rootfd = open (c->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (rootfd < 0)
-    return pr_error_set (err, errno, "open rootfs `%s`", c->rootfs);
-  return pr_network_write_hosts (c->rollout->policy, rootfd, err);
 }
 
 /* No mount namespace (inherited): chroot(2) rather than pivot_root, which
@@ -101,16 +90,14 @@ container_init (struct create_ctx *c)
     _exit (1);
   if (setsid () < 0)
     pr_error_set (&err, errno, "setsid");
-  /* A rollout's network namespace is fresh: only lo, and it must be up for
-   * the egress proxy and peers on 127.0.0.1. */
-  if (err == NULL && c->rollout)
-    pr_netlink_lo_up (&err);
+  if (err == NULL)
+    pr_rollout_init_network (c->rollout, &err);
   if (err == NULL && chdir (c->bundle) < 0)
     pr_error_set (&err, errno, "chdir to bundle `%s`", c->bundle);
   if (err == NULL && own_mountns)
     pr_rootfs_prepare (cfg, &ro, &err);
-  if (err == NULL && c->rollout)
-    write_peer_hosts (c, &err);
+  if (err == NULL)
+    pr_rollout_init_rootfs (c->rollout, c->rootfs, &err);
   if (err == NULL)
     pr_uts_apply (cfg, pr_config_namespace (cfg, CLONE_NEWUTS) != NULL, &err);
   if (err == NULL)

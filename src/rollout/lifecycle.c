@@ -1,18 +1,103 @@
 /* lifecycle.c - the rollout's side of the lifecycle's named points
- * (lifecycle.h): the exec plan and the steps a rollout exec takes in the
- * joiner.  Moved here from src/lifecycle/exec.c unchanged in behaviour. */
+ * (lifecycle.h): create, delete, the exec plan and the steps a rollout
+ * exec takes in the joiner.  Moved here from src/lifecycle/{container,
+ * init,exec}.c unchanged in behaviour. */
 #define _GNU_SOURCE
 
 #include "lifecycle.h"
 #include "network.h"
 #include "procs.h"
+#include "../base/log.h"
 #include "../base/util.h"
+#include "../linux/netlink.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <unistd.h>
+
+int
+pr_rollout_config (struct pr_config *cfg, const char *policy_file, const char *rootfs, int state_dirfd,
+                   struct pr_rollout **out, pr_error **err)
+{
+  _cleanup_free_ char *policy = pr_rollout_policy_source (cfg, policy_file);
+  *out = NULL;
+  if (policy && pr_rollout_create (policy, cfg, rootfs, state_dirfd, out, err) < 0)
+    return -1;
+  return 0;
+}
+
+bool
+pr_rollout_nests_pidns (const struct pr_rollout *r, int new_flags)
+{
+  return r != NULL && (new_flags & CLONE_NEWPID) != 0;
+}
+
+int
+pr_rollout_init_network (const struct pr_rollout *r, pr_error **err)
+{
+  if (r == NULL)
+    return 0;
+  return pr_netlink_lo_up (err);
+}
+
+int
+pr_rollout_init_rootfs (const struct pr_rollout *r, const char *rootfs, pr_error **err)
+{
+  if (r == NULL)
+    return 0;
+  _cleanup_close_ int rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return pr_error_set (err, errno, "open rootfs `%s`", rootfs);
+  return pr_network_write_hosts (r->policy, rootfd, err);
+}
+
+int
+pr_rollout_container_started (bool nested, int state_dirfd, pid_t init_pid, pid_t *agent_init, pr_error **err)
+{
+  if (nested && pr_procs_save_agent_init (state_dirfd, init_pid, agent_init, err) < 0)
+    return -1;
+  return 0;
+}
+
+int
+pr_rollout_ready (const struct pr_rollout *r, pid_t init_pid, int state_dirfd, const char *state_dir,
+                  const char *cgroup_path, pr_error **err)
+{
+  if (r == NULL)
+    return 0;
+  if (pr_network_start (r->policy, init_pid, state_dirfd, state_dir, cgroup_path, err) < 0)
+    return -1;
+  return 1;
+}
+
+void
+pr_rollout_create_failed (const struct pr_rollout *r, int state_dirfd, const char *rootfs)
+{
+  pr_error *e = NULL;
+  if (r == NULL)
+    return;
+  pr_network_stop (state_dirfd);
+  if (pr_rollout_restore_hidden (state_dirfd, rootfs, &e) < 0)
+    {
+      pr_warn ("cleanup: %s", e->msg);
+      pr_error_free (&e);
+    }
+}
+
+void
+pr_rollout_stop (int state_dirfd)
+{
+  pr_network_stop (state_dirfd);
+}
+
+int
+pr_rollout_delete (int state_dirfd, const char *rootfs, pr_error **err)
+{
+  return pr_rollout_restore_hidden (state_dirfd, rootfs, err);
+}
 
 /* verifier.agent_processes before a verifier session.  A container
  * created before the nested pid namespaces existed has no agent namespace

@@ -1,12 +1,15 @@
 /* lifecycle.h - where the rollout enters the container lifecycle.  The
  * lifecycle (src/lifecycle) calls these at named points and holds no
- * rollout rule of its own.  This file owns the exec plan: for one
- * `proctor exec` into a rollout, which phase runs, which user and pid
- * namespace it joins, which view of the files it sees, which egress token
- * it carries and which environment (SPEC section 2, docs/rollout.md).
- *
- * An exec into a plain container gets the empty plan (rollout == NULL):
- * every question below then answers "as for any container". */
+ * rollout rule of its own (tests/tools/check-rollout-seam.py):
+ *   create:  pr_rollout_config (the config rewrite), pr_rollout_nests_pidns,
+ *            in the init pr_rollout_init_network and pr_rollout_init_rootfs,
+ *            pr_rollout_container_started, pr_rollout_ready; on a failed
+ *            create pr_rollout_create_failed
+ *   exec:    pr_rollout_exec_plan and the pr_rollout_exec_* steps
+ *   delete:  pr_rollout_stop (before the cgroup goes), pr_rollout_delete
+ * For a container that is not a rollout (rollout == NULL) every call is a
+ * no-op that answers "as for any container" (SPEC section 2,
+ * docs/rollout.md). */
 #ifndef PROCTOR_ROLLOUT_LIFECYCLE_H
 #define PROCTOR_ROLLOUT_LIFECYCLE_H
 
@@ -18,6 +21,67 @@
 #include "verifier.h"
 #include "../base/error.h"
 #include "../config/config.h"
+
+/* ------------------------------------------------------------- create */
+
+/* On the config, at create, before any namespace exists: when cfg is a
+ * rollout (pr_rollout_policy_source with policy_file, the
+ * --rollout-policy FILE or NULL) rewrites it and writes the rollout state
+ * (pr_rollout_create); *out = the rollout, or NULL for a plain container.
+ * Errors: those of pr_rollout_create. */
+int pr_rollout_config (struct pr_config *cfg, const char *policy_file, const char *rootfs, int state_dirfd,
+                       struct pr_rollout **out, pr_error **err);
+
+/* Whether the container gets an outer init and the agent's pid namespace
+ * nested in its own (rollout/procs.h): a rollout whose config makes a new
+ * pid namespace (new_flags: the CLONE_NEW* flags create will use). */
+bool pr_rollout_nests_pidns (const struct pr_rollout *r, int new_flags);
+
+/* Inside the container's init, in its namespaces, before the rootfs is
+ * prepared: a rollout's network namespace is fresh (only lo), and lo must
+ * be up for the egress proxy and peers on 127.0.0.1.  Errors: those of
+ * pr_netlink_lo_up. */
+int pr_rollout_init_network (const struct pr_rollout *r, pr_error **err);
+
+/* Inside the container's init, after the rootfs is prepared (rootfs: its
+ * host path, as the init sees it before pivot_root): peer names go into
+ * the hosts file the container will see (the engine's bind mount is in
+ * place by now), so no extra mount shows in mountinfo.  Errors: errno
+ * "open rootfs `PATH`", pr_network_write_hosts's. */
+int pr_rollout_init_rootfs (const struct pr_rollout *r, const char *rootfs, pr_error **err);
+
+/* The runtime side, once the container process reported (the outer init,
+ * when nested, has forked it): records its host pid for agent execs
+ * (pr_procs_save_agent_init from init_pid, the outer init) when nested,
+ * *agent_init = that pid.  Errors: those of pr_procs_save_agent_init. */
+int pr_rollout_container_started (bool nested, int state_dirfd, pid_t init_pid, pid_t *agent_init, pr_error **err);
+
+/* When the container is ready (created, before its pid file is written):
+ * starts the egress helper for a rollout (pr_network_start; state_dir: the
+ * path of state_dirfd; cgroup_path: the container's cgroup, or NULL).
+ * Returns 1 when it started one, 0 for a plain container, -1 on error
+ * (pr_network_start's). */
+int pr_rollout_ready (const struct pr_rollout *r, pid_t init_pid, int state_dirfd, const char *state_dir,
+                      const char *cgroup_path, pr_error **err);
+
+/* A failed create, after its processes are gone: stops the egress helper
+ * and puts the hidden paths back; problems are warnings (pr_warn), since
+ * the create already failed. */
+void pr_rollout_create_failed (const struct pr_rollout *r, int state_dirfd, const char *rootfs);
+
+/* ------------------------------------------------------------- delete */
+
+/* On delete, before the container's cgroup is removed: stops the egress
+ * helper, which runs in that cgroup, with SIGTERM, so it writes its folded
+ * log lines and totals.  Nothing to do for a plain container. */
+void pr_rollout_stop (int state_dirfd);
+
+/* On delete, after the poststop hooks: puts the hidden paths back
+ * (pr_rollout_restore_hidden; nothing for a plain container).  Errors:
+ * those of pr_rollout_restore_hidden. */
+int pr_rollout_delete (int state_dirfd, const char *rootfs, pr_error **err);
+
+/* --------------------------------------------------------------- exec */
 
 struct pr_rollout_exec_plan
 {
