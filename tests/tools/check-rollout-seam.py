@@ -2,23 +2,32 @@
 """check-rollout-seam.py - the lifecycle holds no rollout rule of its own
 (issue 14 item 2): in src/lifecycle/*.c, outside comments and string
 literals, every identifier naming the rollout (rollout, verifier, token,
-phase, pr_procs, pr_hidden, pr_policy, pr_network) must be one of the
-names of src/rollout/lifecycle.h (pr_rollout_exec_*), and the only
-rollout header included is that one.
-
-Files listed in PENDING still carry rollout branches that have not moved
-behind the header yet; they are reported, not failed, so that each move
-shrinks the list.  Exit 1 and one line per hit (FILE:LINE: identifier)
-otherwise.  --root DIR checks a copy (tests/unit/test_rollout_seam.sh)."""
+phase, pr_procs, pr_hidden, pr_policy, pr_network) must be a function
+or struct that src/rollout/lifecycle.h declares, or pr_rollout_free (the
+handle's free); a struct member (c->rollout, g->rollout_policy) may only
+appear on a line that calls one of those, as what is handed to it.  The only rollout headers
+included are lifecycle.h and identity.h (the passwd/group parser console.c
+uses for the tty group: no rollout rule).  Exit 1 and one line per hit
+(FILE:LINE: identifier) otherwise.  --root DIR checks a copy
+(tests/unit/test_rollout_seam.sh)."""
 import os
 import re
 import sys
 
 WORDS = re.compile(r"rollout|verifier|token|phase|pr_procs|pr_hidden|pr_policy|pr_network", re.I)
-ALLOWED = re.compile(r"^(pr_rollout_exec_\w+)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"\.\./rollout/([^"]+)"')
-# Not yet behind src/rollout/lifecycle.h (issue 14 item 2, remaining).
-PENDING = {"container.c", "init.c", "console.c"}
+INCLUDES_OK = {"lifecycle.h", "identity.h"}
+# Files that may still carry rollout branches (none: keep it so).
+PENDING = set()
+
+
+def header_names(root):
+    """The functions and structs src/rollout/lifecycle.h declares."""
+    with open(os.path.join(root, "src", "rollout", "lifecycle.h")) as f:
+        text = strip(f.read())
+    names = set(re.findall(r"\b(pr_rollout_\w+)\s*\(", text))
+    names |= set(re.findall(r"\bstruct\s+(pr_rollout_\w+)\s*\{", text))
+    return names | {"pr_rollout_free"}
 
 
 def strip(text):
@@ -48,20 +57,25 @@ def strip(text):
     return "".join(out)
 
 
-def check_file(path, name):
+def check_file(path, name, allowed):
     hits = []
     with open(path) as f:
         raw = f.read()
     for no, line in enumerate(raw.split("\n"), 1):
         m = INCLUDE.match(line)
-        if m and m.group(1) != "lifecycle.h":
+        if m and m.group(1) not in INCLUDES_OK:
             hits.append(f"{name}:{no}: includes ../rollout/{m.group(1)}")
     for no, line in enumerate(strip(raw).split("\n"), 1):
         if line.lstrip().startswith("#"):
             continue
-        for ident in re.findall(r"[A-Za-z_]\w*", line):
-            if WORDS.search(ident) and not ALLOWED.match(ident):
-                hits.append(f"{name}:{no}: {ident}")
+        calls = any(i in allowed for i in re.findall(r"[A-Za-z_]\w*", line))
+        for m in re.finditer(r"(->|\.)?\s*([A-Za-z_]\w*)", line):
+            ident = m.group(2)
+            if not WORDS.search(ident) or ident in allowed:
+                continue
+            if m.group(1) and calls:
+                continue  # a handle or option handed to the header
+            hits.append(f"{name}:{no}: {ident}")
     return hits
 
 
@@ -70,11 +84,12 @@ def main(argv):
     if len(argv) == 3 and argv[1] == "--root":
         root = argv[2]
     d = os.path.join(root, "src", "lifecycle")
+    allowed = header_names(root)
     bad, pending = [], []
     for f in sorted(os.listdir(d)):
         if not f.endswith(".c"):
             continue
-        hits = check_file(os.path.join(d, f), "src/lifecycle/" + f)
+        hits = check_file(os.path.join(d, f), "src/lifecycle/" + f, allowed)
         (pending if f in PENDING else bad).extend(hits)
     for h in bad:
         print(h)

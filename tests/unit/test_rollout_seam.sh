@@ -1,9 +1,9 @@
 #!/bin/sh
 # test_rollout_seam.sh - proves tests/tools/check-rollout-seam.py can fail:
 # on a copy of src/ it must pass unchanged, then fail, naming the planted
-# line, for a rollout branch put back into lifecycle/exec.c (the phase
-# rule exec.c carried before src/rollout/lifecycle.h) and for an include
-# of another rollout header.
+# line, for a rollout branch put back into lifecycle/exec.c (a phase
+# test) or container.c (an `if (c->rollout)` as it had before
+# src/rollout/lifecycle.h) and for an include of another rollout header.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -47,6 +47,11 @@ fresh
 n=$(plant src/lifecycle/exec.c 'static int f (struct exec_ctx *c) { return c->plan.phase != PR_PHASE_AGENT; }')
 expect "a phase branch in exec.c" "src/lifecycle/exec.c:$n: phase
 src/lifecycle/exec.c:$n: PR_PHASE_AGENT"
+
+fresh
+n=$(plant src/lifecycle/container.c 'static void g (struct create_ctx *c) { if (c->rollout) pr_network_stop (c->state_dirfd); }')
+expect "a rollout branch in container.c" "src/lifecycle/container.c:$n: rollout
+src/lifecycle/container.c:$n: pr_network_stop"
 
 fresh
 n=$(plant src/lifecycle/exec.c '#include "../rollout/network.h"')
