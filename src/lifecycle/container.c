@@ -44,6 +44,7 @@
 #include "../linux/procattr.h"
 #include "../linux/seccomp.h"
 #include "../rollout/lifecycle.h"
+#include "child.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -429,6 +430,14 @@ explain_oom (const struct create_ctx *c, pr_error **err)
                    (unsigned long long) kills, kills == 1 ? "" : "s");
 }
 
+/* Stage 1's new user namespace gets the config's id maps. */
+static int
+write_maps (void *arg, pr_error **err)
+{
+  const struct create_ctx *c = arg;
+  return pr_idmap_write (c->stage1, c->cfg, err);
+}
+
 static int
 drive_children (struct create_ctx *c, pr_error **err)
 {
@@ -444,9 +453,7 @@ drive_children (struct create_ctx *c, pr_error **err)
     return -1;
   if (c->new_flags & CLONE_NEWUSER)
     {
-      if (pr_sync_expect (c->sync_parent, PR_SYNC_USERNS_READY, "container setup", NULL, NULL, err) < 0
-          || pr_idmap_write (c->stage1, c->cfg, err) < 0
-          || pr_sync_send (c->sync_parent, PR_SYNC_MAPS_DONE, 0, NULL, err) < 0)
+      if (pr_child_write_maps (c->sync_parent, "container setup", write_maps, c, err) < 0)
         return -1;
     }
   if (pr_sync_expect (c->sync_parent, PR_SYNC_PID, "container setup", &pid, NULL, err) < 0)

@@ -26,6 +26,7 @@
 #include "../linux/caps.h"
 #include "../linux/namespace.h"
 #include "../rollout/lifecycle.h"
+#include "child.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -221,8 +222,7 @@ enter_own_userns (struct exec_ctx *c, pr_error **err)
 {
   if (unshare (CLONE_NEWUSER) < 0)
     return pr_error_set (err, errno, "create the verifier's user namespace");
-  if (pr_sync_send (c->sync_child, PR_SYNC_USERNS_READY, 0, NULL, err) < 0
-      || pr_sync_expect (c->sync_child, PR_SYNC_MAPS_DONE, "runtime", NULL, NULL, err) < 0)
+  if (pr_child_userns_ready (c->sync_child, err) < 0)
     return -1;
   return pr_rollout_exec_in_own_userns (&c->plan, err);
 }
@@ -305,16 +305,8 @@ joiner (struct exec_ctx *c)
     }
   if (pr_rollout_exec_after_root (&c->plan, proc_fd, &err) < 0)
     fail (c, err);
-  pid_t pid = pr_clone_parent ();
-  if (pid < 0)
-    {
-      pr_error_set (&err, errno, "clone exec process");
-      fail (c, err);
-    }
-  if (pid == 0)
-    exec_process (c);
-  pr_sync_send (c->sync_child, PR_SYNC_PID, pid, NULL, NULL);
-  _exit (0);
+  pr_child_clone_and_report (c->sync_child, "exec process");
+  exec_process (c);
 }
 
 /* ---------------------------------------------------------- runtime side */
@@ -440,6 +432,19 @@ ctx_free (struct exec_ctx *c)
     pr_state_free (c->st);
 }
 
+/* The exec's own user namespace gets the container's id map. */
+struct copy_maps
+{
+  pid_t from, to;
+};
+
+static int
+copy_maps (void *arg, pr_error **err)
+{
+  const struct copy_maps *cm = arg;
+  return pr_idmap_copy (cm->from, cm->to, err);
+}
+
 static int
 start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
 {
@@ -464,14 +469,9 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
       return -1;
     }
   int r = pr_sync_send (c->sync_parent, PR_SYNC_GO, 0, NULL, err);
+  struct copy_maps cm = { .from = c->st->pid, .to = j };
   if (r == 0 && pr_rollout_exec_own_userns (&c->plan))
-    {
-      r = pr_sync_expect (c->sync_parent, PR_SYNC_USERNS_READY, "exec setup", NULL, NULL, err);
-      if (r == 0)
-        r = pr_idmap_copy (c->st->pid, j, err);
-      if (r == 0)
-        r = pr_sync_send (c->sync_parent, PR_SYNC_MAPS_DONE, 0, NULL, err);
-    }
+    r = pr_child_write_maps (c->sync_parent, "exec setup", copy_maps, &cm, err);
   if (r == 0)
     r = pr_sync_expect (c->sync_parent, PR_SYNC_PID, "exec setup", &pid, NULL, err);
   waitpid (j, NULL, 0);

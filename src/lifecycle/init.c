@@ -18,6 +18,7 @@
 #include "../linux/netlink.h"
 #include "../linux/procattr.h"
 #include "../rollout/lifecycle.h"
+#include "child.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -291,8 +292,7 @@ pr_create_stage1 (struct create_ctx *c)
           pr_error_set (&err, errno, "unshare user namespace");
           child_fail (c, err);
         }
-      if (pr_sync_send (c->sync_child, PR_SYNC_USERNS_READY, 0, NULL, &err) < 0
-          || pr_sync_expect (c->sync_child, PR_SYNC_MAPS_DONE, "runtime", NULL, NULL, &err) < 0)
+      if (pr_child_userns_ready (c->sync_child, &err) < 0)
         _exit (1);
     }
   if (has_userns && become_root_in_userns (&err) < 0)
@@ -313,16 +313,8 @@ pr_create_stage1 (struct create_ctx *c)
       pr_error_set (&err, errno, "unshare namespaces (flags 0x%x)", rest);
       child_fail (c, err);
     }
-  pid_t pid = pr_clone_parent ();
-  if (pid < 0)
-    {
-      pr_error_set (&err, errno, "clone container process");
-      child_fail (c, err);
-    }
-  if (pid == 0 && c->nested_pidns)
+  pr_child_clone_and_report (c->sync_child, "container process");
+  if (c->nested_pidns)
     outer_init (c);
-  if (pid == 0)
-    container_init (c);
-  pr_sync_send (c->sync_child, PR_SYNC_PID, pid, NULL, NULL);
-  _exit (0);
+  container_init (c);
 }
