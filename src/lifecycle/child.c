@@ -7,6 +7,33 @@
 #include <errno.h>
 #include <unistd.h>
 
+static void
+close_fd (int *fd)
+{
+  if (*fd >= 0)
+    close (*fd);
+  *fd = -1;
+}
+
+void
+pr_child_link_close (struct pr_child_link *l)
+{
+  close_fd (&l->console_fd);
+  close_fd (&l->local_console);
+  close_fd (&l->sync_parent);
+  close_fd (&l->sync_child);
+}
+
+void
+pr_child_link_enter (struct pr_child_link *l)
+{
+  close_fd (&l->sync_parent);
+  close_fd (&l->local_console);
+  pr_error *err = NULL;
+  if (pr_sync_expect (l->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
+    _exit (1);
+}
+
 int
 pr_child_userns_ready (int sync_fd, pr_error **err)
 {

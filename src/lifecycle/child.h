@@ -10,6 +10,30 @@
 
 #include "../base/error.h"
 
+/* The fds between the runtime and the child: the sync pair (sync.h;
+ * sync_parent is the runtime's end, sync_child the child's) and the
+ * console (console_fd: the container's end of the console socket or pty,
+ * local_console: the runtime's end when it proxies its own tty).  -1:
+ * none. */
+struct pr_child_link
+{
+  int console_fd;
+  int local_console;
+  int sync_parent;
+  int sync_child;
+};
+
+#define PR_CHILD_LINK_INIT { .console_fd = -1, .local_console = -1, .sync_parent = -1, .sync_child = -1 }
+
+/* Closes the link's open fds and sets them to -1. */
+void pr_child_link_close (struct pr_child_link *l);
+
+/* The child's first step, right after the fork: closes the runtime's ends
+ * (sync_parent, local_console) and waits for the runtime's PR_SYNC_GO
+ * (sent once the child is in the container's cgroup).  Exits 1 without a
+ * message when the runtime went away. */
+void pr_child_link_enter (struct pr_child_link *l);
+
 /* The child's half of the id-map handshake, right after it unshared a
  * user namespace: tells the runtime (PR_SYNC_USERNS_READY) and waits
  * until the runtime has written the maps (PR_SYNC_MAPS_DONE).  sync_fd:

@@ -332,14 +332,7 @@ create_ctx_free (struct create_ctx *c)
     close (c->state_dirfd);
   if (c->fifo_dirfd >= 0)
     close (c->fifo_dirfd);
-  if (c->console_fd >= 0)
-    close (c->console_fd);
-  if (c->local_console >= 0)
-    close (c->local_console);
-  if (c->sync_parent >= 0)
-    close (c->sync_parent);
-  if (c->sync_child >= 0)
-    close (c->sync_child);
+  pr_child_link_close (&c->link);
 }
 
 static struct pr_state
@@ -369,11 +362,11 @@ run_runtime_hooks (struct create_ctx *c, char **annotations, pr_error **err)
     return -1;
   if (pr_hooks_run (&c->cfg->hooks[PR_HOOK_CREATE_RUNTIME], "createRuntime", c->state_json, err) < 0)
     return -1;
-  if (pr_sync_send (c->sync_parent, PR_SYNC_HOOKS_DONE, 0, c->state_json, err) < 0)
+  if (pr_sync_send (c->link.sync_parent, PR_SYNC_HOOKS_DONE, 0, c->state_json, err) < 0)
     return -1;
   /* startContainer hooks run after start, when the state is "created". */
   _cleanup_free_ char *created = pr_state_to_json (&st, "created");
-  return pr_sync_send (c->sync_parent, PR_SYNC_STATE, 0, created, err);
+  return pr_sync_send (c->link.sync_parent, PR_SYNC_STATE, 0, created, err);
 }
 
 /* Saves state.json as far as create knows it (pid 0 until the init
@@ -449,26 +442,26 @@ drive_children (struct create_ctx *c, pr_error **err)
   if (!c->systemd_unit && c->cgroup_path && pr_cgroup_enter (c->cgroup_path, c->stage1, err) < 0)
     return -1;
   test_crash_at ("fork");
-  if (pr_sync_send (c->sync_parent, PR_SYNC_GO, 0, NULL, err) < 0)
+  if (pr_sync_send (c->link.sync_parent, PR_SYNC_GO, 0, NULL, err) < 0)
     return -1;
   if (c->new_flags & CLONE_NEWUSER)
     {
-      if (pr_child_write_maps (c->sync_parent, "container setup", write_maps, c, err) < 0)
+      if (pr_child_write_maps (c->link.sync_parent, "container setup", write_maps, c, err) < 0)
         return -1;
     }
-  if (pr_sync_expect (c->sync_parent, PR_SYNC_PID, "container setup", &pid, NULL, err) < 0)
+  if (pr_sync_expect (c->link.sync_parent, PR_SYNC_PID, "container setup", &pid, NULL, err) < 0)
     return -1;
   c->init_pid = pid;
   waitpid (c->stage1, NULL, 0);
   c->stage1 = 0;
   /* Stage 1 and the init share the socket: the init waits for this so its
    * first message cannot overtake stage 1's PID message. */
-  if (pr_sync_send (c->sync_parent, PR_SYNC_GO, 0, NULL, err) < 0)
+  if (pr_sync_send (c->link.sync_parent, PR_SYNC_GO, 0, NULL, err) < 0)
     return -1;
   if (save_partial_state (c, err) < 0)
     return -1;
   test_crash_at ("init-pid");
-  if (pr_sync_expect (c->sync_parent, PR_SYNC_HOOKS, "container process", NULL, NULL, err) < 0)
+  if (pr_sync_expect (c->link.sync_parent, PR_SYNC_HOOKS, "container process", NULL, NULL, err) < 0)
     return -1;
   /* The container process has reported, so the outer init has forked it. */
   if (pr_rollout_container_started (c->nested_pidns, c->state_dirfd, c->init_pid, &c->agent_init, err) < 0)
@@ -476,7 +469,7 @@ drive_children (struct create_ctx *c, pr_error **err)
   if (run_runtime_hooks (c, annotations, err) < 0)
     return -1;
   test_crash_at ("hooks");
-  if (pr_sync_expect (c->sync_parent, PR_SYNC_READY, "container process", NULL, NULL, err) < 0)
+  if (pr_sync_expect (c->link.sync_parent, PR_SYNC_READY, "container process", NULL, NULL, err) < 0)
     return -1;
   _cleanup_free_ char *dir = xasprintf ("%s/%s", c->g->root, c->o->id);
   int started = pr_rollout_ready (c->rollout, c->init_pid, c->state_dirfd, dir, c->cgroup_path, err);
@@ -523,10 +516,10 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
     return pr_error_set (err, errno, "open state directory");
   if (pr_ns_open_paths (c->cfg, &c->ns_fds, err) < 0)
     return -1;
-  if (c->o->console_socket && pr_console_socket_connect (c->o->console_socket, &c->console_fd, err) < 0)
+  if (c->o->console_socket && pr_console_socket_connect (c->o->console_socket, &c->link.console_fd, err) < 0)
     return -1;
   if (c->o->local_tty && c->cfg->process.terminal
-      && pr_console_local_socket (&c->local_console, &c->console_fd, err) < 0)
+      && pr_console_local_socket (&c->link.local_console, &c->link.console_fd, err) < 0)
     return -1;
   /* The systemd driver's cgroup is made after the fork (drive_children). */
   c->systemd_unit = !no_cgroup && c->g->systemd_cgroup;
@@ -544,8 +537,8 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
   int sp[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
     return pr_error_set (err, errno, "socketpair");
-  c->sync_parent = sp[0];
-  c->sync_child = sp[1];
+  c->link.sync_parent = sp[0];
+  c->link.sync_child = sp[1];
   return 0;
 }
 
@@ -553,8 +546,7 @@ int
 pr_container_create (const struct pr_global *g, const struct pr_create_opts *o, pid_t *pid_out,
                      int *console_master_out, pr_error **err)
 {
-  struct create_ctx c = { .g = g, .o = o, .state_dirfd = -1, .fifo_dirfd = -1, .console_fd = -1, .local_console = -1,
-                          .sync_parent = -1, .sync_child = -1 };
+  struct create_ctx c = { .g = g, .o = o, .state_dirfd = -1, .fifo_dirfd = -1, .link = PR_CHILD_LINK_INIT };
   int ret = -1;
 
   if (pr_state_check_id (o->id, err) < 0 || load_config (&c, err) < 0
@@ -572,18 +564,18 @@ pr_container_create (const struct pr_global *g, const struct pr_create_opts *o, 
     }
   if (c.stage1 == 0)
     pr_create_stage1 (&c);
-  close (c.sync_child);
-  c.sync_child = -1;
-  if (c.console_fd >= 0)
-    close (c.console_fd);
-  c.console_fd = -1;
+  close (c.link.sync_child);
+  c.link.sync_child = -1;
+  if (c.link.console_fd >= 0)
+    close (c.link.console_fd);
+  c.link.console_fd = -1;
   if (drive_children (&c, err) < 0)
     {
       explain_oom (&c, err);
       goto fail;
     }
-  if (c.local_console >= 0 && console_master_out
-      && pr_console_receive_master (c.local_console, console_master_out, err) < 0)
+  if (c.link.local_console >= 0 && console_master_out
+      && pr_console_receive_master (c.link.local_console, console_master_out, err) < 0)
     goto fail;
   if (pid_out)
     *pid_out = c.init_pid;

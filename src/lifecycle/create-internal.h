@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "child.h"
 #include "container.h"
 #include "../config/config.h"
 #include "../rollout/rollout.h"
@@ -25,10 +26,7 @@ struct create_ctx
   int fifo_dirfd;      /* unlocked O_PATH fd of the same dir, for the init */
   bool state_created;
   int *ns_fds;
-  int console_fd;      /* container end of the console socket */
-  int local_console;   /* runtime end when proxying our own tty */
-  int sync_parent;
-  int sync_child;
+  struct pr_child_link link; /* sync pair and console fds (child.h) */
   char *cgroup_path;
   bool cgroup_created;
   bool systemd_unit;   /* the cgroup is a systemd unit (--systemd-cgroup) */
@@ -44,7 +42,7 @@ struct create_ctx
 };
 
 /* Stage 1 of create, in the forked child: joins and creates the
- * namespaces (talking to the runtime over c->sync_child), clones the
+ * namespaces (talking to the runtime over c->link.sync_child), clones the
  * container's init with CLONE_PARENT and reports its pid.  The init sets
  * up the rootfs and the process and waits on exec.fifo for `start`.
  * Never returns: errors are sent to the runtime as PR_SYNC_ERROR. */

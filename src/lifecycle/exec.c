@@ -48,10 +48,7 @@ struct exec_ctx
   struct pr_config *cfg;
   int ns_fds[8]; /* indexed like pr_ns_join_order */
   int root_fd;   /* the init's root when it shares our mount namespace, else -1 */
-  int console_fd;
-  int local_console;
-  int sync_parent;
-  int sync_child;
+  struct pr_child_link link; /* sync pair and console fds (child.h) */
   struct pr_rollout_exec_plan plan;   /* the rollout's choices (empty: not a rollout) */
 };
 
@@ -172,7 +169,7 @@ build_process (struct exec_ctx *c, pr_error **err)
 static void __attribute__ ((noreturn))
 fail (struct exec_ctx *c, pr_error *err)
 {
-  pr_sync_send_error (c->sync_child, err);
+  pr_sync_send_error (c->link.sync_child, err);
   _exit (1);
 }
 
@@ -187,14 +184,14 @@ exec_process (struct exec_ctx *c)
 
   /* The plan may need the process held until the runtime has done its
    * part (an egress token registered at the helper). */
-  if (pr_rollout_exec_holds_start (&c->plan) && pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
+  if (pr_rollout_exec_holds_start (&c->plan) && pr_sync_expect (c->link.sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
     fail (c, err);
   if (p->terminal)
     {
       if (setsid () < 0)
         pr_error_set (&err, errno, "setsid");
       if (err == NULL)
-        pr_console_setup_slave (c->console_fd, p->has_console_size, p->console_height, p->console_width,
+        pr_console_setup_slave (c->link.console_fd, p->has_console_size, p->console_height, p->console_width,
                                 p->user.uid, &err);
     }
   if (err == NULL)
@@ -203,8 +200,8 @@ exec_process (struct exec_ctx *c)
     pr_finalize_security (p, c->cfg, json, &err);
   if (err)
     fail (c, err);
-  if (c->console_fd >= 0)
-    close (c->console_fd);
+  if (c->link.console_fd >= 0)
+    close (c->link.console_fd);
   pr_finalize_fds (c->o->preserve_fds, &c->g->caller_fds);
   if (pr_finalize_seccomp_last (p, c->cfg, json, &err) < 0)
     fail (c, err);
@@ -222,7 +219,7 @@ enter_own_userns (struct exec_ctx *c, pr_error **err)
 {
   if (unshare (CLONE_NEWUSER) < 0)
     return pr_error_set (err, errno, "create the verifier's user namespace");
-  if (pr_child_userns_ready (c->sync_child, err) < 0)
+  if (pr_child_userns_ready (c->link.sync_child, err) < 0)
     return -1;
   return pr_rollout_exec_in_own_userns (&c->plan, err);
 }
@@ -284,11 +281,7 @@ static void __attribute__ ((noreturn))
 joiner (struct exec_ctx *c)
 {
   pr_error *err = NULL;
-  close (c->sync_parent);
-  if (c->local_console >= 0)
-    close (c->local_console);
-  if (pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
-    _exit (1);
+  pr_child_link_enter (&c->link);
   bool own_userns = pr_rollout_exec_own_userns (&c->plan);
   int proc_fd = -1;
   int pi = pid_ns_index ();
@@ -305,7 +298,7 @@ joiner (struct exec_ctx *c)
     }
   if (pr_rollout_exec_after_root (&c->plan, proc_fd, &err) < 0)
     fail (c, err);
-  pr_child_clone_and_report (c->sync_child, "exec process");
+  pr_child_clone_and_report (c->link.sync_child, "exec process");
   exec_process (c);
 }
 
@@ -395,17 +388,17 @@ prepare (struct exec_ctx *c, const struct pr_global *g, pr_error **err)
   bool tty = c->cfg->process.terminal;
   if (tty && c->o->console_socket == NULL && c->o->detach)
     return pr_error_invalid (err, "cannot allocate tty if proctor will detach without setting console socket");
-  if (c->o->console_socket && pr_console_socket_connect (c->o->console_socket, &c->console_fd, err) < 0)
+  if (c->o->console_socket && pr_console_socket_connect (c->o->console_socket, &c->link.console_fd, err) < 0)
     return -1;
-  if (tty && c->o->console_socket == NULL && pr_console_local_socket (&c->local_console, &c->console_fd, err) < 0)
+  if (tty && c->o->console_socket == NULL && pr_console_local_socket (&c->link.local_console, &c->link.console_fd, err) < 0)
     return -1;
   if (open_namespaces (c, err) < 0)
     return -1;
   int sp[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
     return pr_error_set (err, errno, "socketpair");
-  c->sync_parent = sp[0];
-  c->sync_child = sp[1];
+  c->link.sync_parent = sp[0];
+  c->link.sync_child = sp[1];
   return 0;
 }
 
@@ -417,14 +410,7 @@ ctx_free (struct exec_ctx *c)
       close (c->ns_fds[i]);
   if (c->root_fd >= 0)
     close (c->root_fd);
-  if (c->console_fd >= 0)
-    close (c->console_fd);
-  if (c->local_console >= 0)
-    close (c->local_console);
-  if (c->sync_parent >= 0)
-    close (c->sync_parent);
-  if (c->sync_child >= 0)
-    close (c->sync_child);
+  pr_child_link_close (&c->link);
   pr_rollout_exec_plan_free (&c->plan);
   if (c->cfg)
     pr_config_free (c->cfg);
@@ -454,11 +440,11 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
     return pr_error_set (err, errno, "fork");
   if (j == 0)
     joiner (c);
-  close (c->sync_child);
-  c->sync_child = -1;
-  if (c->console_fd >= 0)
-    close (c->console_fd);
-  c->console_fd = -1;
+  close (c->link.sync_child);
+  c->link.sync_child = -1;
+  if (c->link.console_fd >= 0)
+    close (c->link.console_fd);
+  c->link.console_fd = -1;
   char *sub[] = { (char *) c->o->cgroup, NULL }; /* exec --cgroup (crun, runc) */
   if (c->st->cgroup_path
       && (c->o->cgroup ? pr_cgroup_enter_sub (c->st->cgroup_path, sub, j, err)
@@ -468,24 +454,24 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
       waitpid (j, NULL, 0);
       return -1;
     }
-  int r = pr_sync_send (c->sync_parent, PR_SYNC_GO, 0, NULL, err);
+  int r = pr_sync_send (c->link.sync_parent, PR_SYNC_GO, 0, NULL, err);
   struct copy_maps cm = { .from = c->st->pid, .to = j };
   if (r == 0 && pr_rollout_exec_own_userns (&c->plan))
-    r = pr_child_write_maps (c->sync_parent, "exec setup", copy_maps, &cm, err);
+    r = pr_child_write_maps (c->link.sync_parent, "exec setup", copy_maps, &cm, err);
   if (r == 0)
-    r = pr_sync_expect (c->sync_parent, PR_SYNC_PID, "exec setup", &pid, NULL, err);
+    r = pr_sync_expect (c->link.sync_parent, PR_SYNC_PID, "exec setup", &pid, NULL, err);
   waitpid (j, NULL, 0);
   if (r < 0)
     return -1;
   *pid_out = pid;
   if (pr_rollout_exec_holds_start (&c->plan)
-      && (pr_rollout_exec_started (&c->plan, pid, err) < 0 || pr_sync_send (c->sync_parent, PR_SYNC_GO, 0, NULL, err) < 0))
+      && (pr_rollout_exec_started (&c->plan, pid, err) < 0 || pr_sync_send (c->link.sync_parent, PR_SYNC_GO, 0, NULL, err) < 0))
     {
       kill (pid, SIGKILL);
       waitpid (pid, NULL, 0);
       return -1;
     }
-  if (pr_sync_wait_exec (c->sync_parent, err) < 0)
+  if (pr_sync_wait_exec (c->link.sync_parent, err) < 0)
     {
       waitpid (pid, NULL, 0);
       return -1;
@@ -496,7 +482,7 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
 int
 pr_container_exec (const struct pr_global *g, const struct pr_exec_opts *o, int *exit_code, pr_error **err)
 {
-  struct exec_ctx c = { .g = g, .o = o, .console_fd = -1, .local_console = -1, .sync_parent = -1, .sync_child = -1,
+  struct exec_ctx c = { .g = g, .o = o, .link = PR_CHILD_LINK_INIT,
                         .root_fd = -1 };
   for (size_t i = 0; i < PR_ARRAY_SIZE (c.ns_fds); i++)
     c.ns_fds[i] = -1;
@@ -520,7 +506,7 @@ pr_container_exec (const struct pr_global *g, const struct pr_exec_opts *o, int 
   ret = 0;
   if (o->detach)
     goto out;
-  if (c.local_console >= 0 && pr_console_receive_master (c.local_console, &master, err) == 0)
+  if (c.link.local_console >= 0 && pr_console_receive_master (c.link.local_console, &master, err) == 0)
     {
       pr_error *e = NULL;
       if (pr_console_proxy (master, pid, &e) < 0)

@@ -34,7 +34,7 @@
 static void __attribute__ ((noreturn))
 child_fail (struct create_ctx *c, pr_error *err)
 {
-  pr_sync_send_error (c->sync_child, err);
+  pr_sync_send_error (c->link.sync_child, err);
   _exit (1);
 }
 
@@ -87,7 +87,7 @@ container_init (struct create_ctx *c)
   /* validate_config allowed no mount namespace only with nothing to mount. */
   bool own_mountns = pr_config_namespace (cfg, CLONE_NEWNS) != NULL;
 
-  if (pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
+  if (pr_sync_expect (c->link.sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
     _exit (1);
   if (setsid () < 0)
     pr_error_set (&err, errno, "setsid");
@@ -102,13 +102,13 @@ container_init (struct create_ctx *c)
   if (err == NULL)
     pr_uts_apply (cfg, pr_config_namespace (cfg, CLONE_NEWUTS) != NULL, &err);
   if (err == NULL)
-    pr_sync_send (c->sync_child, PR_SYNC_HOOKS, 0, NULL, &err);
+    pr_sync_send (c->link.sync_child, PR_SYNC_HOOKS, 0, NULL, &err);
   if (err == NULL)
-    pr_sync_expect (c->sync_child, PR_SYNC_HOOKS_DONE, "runtime", NULL, &c->state_json, &err);
+    pr_sync_expect (c->link.sync_child, PR_SYNC_HOOKS_DONE, "runtime", NULL, &c->state_json, &err);
   if (err == NULL)
     pr_hooks_run (&cfg->hooks[PR_HOOK_CREATE_CONTAINER], "createContainer", c->state_json, &err);
   if (err == NULL)
-    pr_sync_expect (c->sync_child, PR_SYNC_STATE, "runtime", NULL, &created_json, &err);
+    pr_sync_expect (c->link.sync_child, PR_SYNC_STATE, "runtime", NULL, &created_json, &err);
   if (err == NULL && own_mountns)
     pr_rootfs_pivot (cfg, &ro, &err);
   else if (err == NULL)
@@ -119,7 +119,7 @@ container_init (struct create_ctx *c)
   if (err == NULL && own_mountns)
     pr_rootfs_finalize (cfg, &ro, &err);
   if (err == NULL && p->terminal)
-    pr_console_setup_slave (c->console_fd, p->has_console_size, p->console_height, p->console_width,
+    pr_console_setup_slave (c->link.console_fd, p->has_console_size, p->console_height, p->console_width,
                                 p->user.uid, &err);
   if (err == NULL)
     pr_finalize_prepare (p, cfg, &exe, &env, &err);
@@ -127,11 +127,11 @@ container_init (struct create_ctx *c)
     pr_finalize_security (p, cfg, c->state_json, &err);
   if (err)
     child_fail (c, err);
-  if (c->console_fd >= 0)
-    close (c->console_fd);
-  if (pr_sync_send (c->sync_child, PR_SYNC_READY, 0, NULL, &err) < 0)
+  if (c->link.console_fd >= 0)
+    close (c->link.console_fd);
+  if (pr_sync_send (c->link.sync_child, PR_SYNC_READY, 0, NULL, &err) < 0)
     _exit (1);
-  close (c->sync_child);
+  close (c->link.sync_child);
 
   if (wait_for_start (c, &err) < 0 ||
       pr_hooks_run (&cfg->hooks[PR_HOOK_START_CONTAINER], "startContainer", created_json, &err) < 0)
@@ -270,15 +270,11 @@ pr_create_stage1 (struct create_ctx *c)
   const struct pr_config *cfg = c->cfg;
   bool has_userns = pr_config_namespace (cfg, CLONE_NEWUSER) != NULL;
 
-  close (c->sync_parent);
   /* Holding the locked fd would keep `start` and `delete` waiting on the
    * state lock for as long as the container lives. */
   close (c->state_dirfd);
   c->state_dirfd = -1;
-  if (c->local_console >= 0)
-    close (c->local_console);
-  if (pr_sync_expect (c->sync_child, PR_SYNC_GO, "runtime", NULL, NULL, &err) < 0)
-    _exit (1);
+  pr_child_link_enter (&c->link);
   /* Idmapped clones need the runtime's own user namespace: before any
    * namespace is joined or made.  The init inherits the fds. */
   if (pr_idmount_open (cfg, &c->idmount_fds, &err) < 0)
@@ -292,7 +288,7 @@ pr_create_stage1 (struct create_ctx *c)
           pr_error_set (&err, errno, "unshare user namespace");
           child_fail (c, err);
         }
-      if (pr_child_userns_ready (c->sync_child, &err) < 0)
+      if (pr_child_userns_ready (c->link.sync_child, &err) < 0)
         _exit (1);
     }
   if (has_userns && become_root_in_userns (&err) < 0)
@@ -313,7 +309,7 @@ pr_create_stage1 (struct create_ctx *c)
       pr_error_set (&err, errno, "unshare namespaces (flags 0x%x)", rest);
       child_fail (c, err);
     }
-  pr_child_clone_and_report (c->sync_child, "container process");
+  pr_child_clone_and_report (c->link.sync_child, "container process");
   if (c->nested_pidns)
     outer_init (c);
   container_init (c);
