@@ -14,7 +14,7 @@ PACKAGES=(
 	libseccomp-dev libcap-dev libyajl-dev libmnl-dev libselinux1-dev
 	libevent-dev libcmocka-dev libsystemd-dev nettle-dev
 	bats podman crun runc debootstrap busybox-static uidmap iproute2
-	jq python3 curl docker.io containerd iptables tini go-md2man
+	jq python3 python3-yaml curl docker.io containerd iptables tini go-md2man
 	util-linux procps file clang libclang-rt-dev man-db
 	containernetworking-plugins python3-grpcio python3-grpc-tools libc6-dev
 )

@@ -311,7 +311,7 @@ SH
 	toml_task "$t" $'version = "1.0"\n[environment]\nallow_internet = false'
 	printf 'services: {}\n' >"$t/environment/docker-compose.yaml"
 	run "$DRIVER" --runtime "$PROCTOR" --jobs-dir "$TEST_DIR/jobs" "$t"
-	[ "$status" -eq 2 ] && grep -q 'environment/docker-compose.yaml: compose tasks are not supported yet' <<<"$output" ||
+	[ "$status" -eq 2 ] && grep -q 'environment/docker-compose.yaml: expected a top-level services: mapping' <<<"$output" ||
 		fail_with "compose: $status: $output"
 	rm "$t/environment/docker-compose.yaml"
 	need_image busybox
