@@ -192,7 +192,7 @@ teardown() {
 	[ "$(reward_of "$TEST_DIR/exec.json")" = 0 ] || fail_with "exec mode kept shell state: $output"
 }
 
-@test "driver: --agent-mode shell carries cwd, variables, functions and set options; a timed-out command is interrupted" {
+@test "driver: --agent-mode shell carries cwd, variables, functions, aliases and set options; a timed-out command is interrupted" {
 	need_image bookworm
 	local t=$TEST_DIR/state
 	mkdir -p "$t/environment" "$t/tests"
@@ -204,7 +204,9 @@ teardown() {
 cd /tmp
 x=42
 greet() { echo "greet $1"; }
+alias shout='echo ALIASED'
 set -o pipefail
+shout from an alias
 sleep 1000
 echo "after: $PWD x=$x $(greet fn)"
 false | true
@@ -219,6 +221,7 @@ SH
 	grep -q 'timed out after' <<<"$output" || fail_with "no timeout: $output"
 	grep -q '| after: /tmp x=42 greet fn$' <<<"$output" || fail_with "state lost: $output"
 	grep -q '| pipefail status 1$' <<<"$output" || fail_with "set -o pipefail lost: $output"
+	grep -q '| ALIASED from an alias$' <<<"$output" || fail_with "alias lost: $output"
 	grep -q '| stdin is empty$' <<<"$output" || fail_with "a command read the driver's stream: $output"
 	! grep -q 'never printed' <<<"$output" || fail_with "set -e did not end the shell: $output"
 	grep -q '1 command(s) not run' <<<"$output" || fail_with "$output"
