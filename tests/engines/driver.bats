@@ -218,3 +218,40 @@ SH
 	[ "$(reward_of "$TEST_DIR/clean.json")" = 1 ] || fail_with "clean under --strict: $output"
 	grep -q '== tamper report: clean, 0 change' <<<"$output" || fail_with "$output"
 }
+
+@test "argv switch: the phase secret is nowhere the agent looks (its processes during the verifier, the job directory holds only the digest)" {
+	need_image busybox
+	local t=$TEST_DIR/secret
+	busybox_task "$t"
+	# The verifier gives the agent's scanner time to look while it runs.
+	cat >"$t/tests/test.sh" <<'SH'
+#!/bin/sh
+sleep 2
+if [ -f /tmp/scanner.alive ] && [ ! -s /tmp/seen ]; then echo 1; else echo 0; fi >/logs/verifier/reward.txt
+cat /tmp/seen 2>/dev/null
+SH
+	# The agent leaves a scanner of every process's argv and environment
+	# it can see, looking for the switch or anything like a secret.
+	cat >"$TEST_DIR/scan.sh" <<'SH'
+#!/bin/sh
+: >/tmp/seen
+( while :; do
+	touch /tmp/scanner.alive
+	for f in /proc/[0-9]*/cmdline /proc/[0-9]*/environ; do
+		tr '\0' '\n' <"$f" 2>/dev/null | grep -E 'proctor-phase|[0-9a-f]{64}' >>/tmp/seen
+	done
+	sleep 0.1
+done ) >/dev/null 2>&1 &
+sleep 0.5
+echo scanner started
+SH
+	drive "$TEST_DIR/sc.json" --agent "$TEST_DIR/scan.sh" "$t"
+	[ "$status" -eq 0 ] || fail_with "status $status: $output"
+	[ "$(reward_of "$TEST_DIR/sc.json")" = 1 ] || fail_with "the scanner saw: $output"
+	local job digest hexes
+	job=$(jq -r .job_dir "$TEST_DIR/sc.json")
+	digest=$(jq -r .phase_secret_sha256 "$job/policy.json")
+	hexes=$(grep -rhoE '[0-9a-f]{64}' "$job" "$TEST_DIR/sc.json" | sort -u)
+	[ "$hexes" = "$digest" ] || fail_with "64-hex strings in the job: $hexes (digest $digest)"
+	! grep -q -- "$digest" <<<"$output" || fail_with "the driver printed the digest: $output"
+}
