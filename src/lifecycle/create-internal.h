@@ -36,7 +36,9 @@ struct create_ctx
   char *state_json;    /* runtime-spec state, given to hooks */
   struct pr_rollout *rollout; /* non-NULL for a rollout container */
   int listen_fds;      /* socket-activation fds passed through (LISTEN_FDS) */
-  int *idmount_fds;    /* stage 1's idmapped mount clones (idmount.h), or NULL */
+  int *bind_fds;       /* stage 1's bind source clones (idmount.h), or NULL */
+  int *dev_fds;        /* stage 1's device nodes for a user namespace
+                          (devices.h pr_devices_open), or NULL */
   bool nested_pidns;   /* a rollout: outer init + agent pid namespace (rollout/procs.h) */
   pid_t agent_init;    /* then the container process's host pid, else init_pid */
 };

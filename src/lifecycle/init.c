@@ -12,6 +12,7 @@
 #include "../base/log.h"
 #include "../base/syscall.h"
 #include "../base/util.h"
+#include "../linux/devices.h"
 #include "../linux/idmount.h"
 #include "../linux/mount.h"
 #include "../linux/namespace.h"
@@ -82,7 +83,8 @@ container_init (struct create_ctx *c)
     .in_userns = pr_config_namespace (cfg, CLONE_NEWUSER) != NULL,
     .new_cgroupns = (c->new_flags & CLONE_NEWCGROUP) != 0,
     .no_pivot = c->o->no_pivot,
-    .idmount_fds = c->idmount_fds,
+    .bind_fds = c->bind_fds,
+    .dev_fds = c->dev_fds,
   };
   /* validate_config allowed no mount namespace only with nothing to mount. */
   bool own_mountns = pr_config_namespace (cfg, CLONE_NEWNS) != NULL;
@@ -275,9 +277,15 @@ pr_create_stage1 (struct create_ctx *c)
   close (c->state_dirfd);
   c->state_dirfd = -1;
   pr_child_link_enter (&c->link);
-  /* Idmapped clones need the runtime's own user namespace: before any
-   * namespace is joined or made.  The init inherits the fds. */
-  if (pr_idmount_open (cfg, &c->idmount_fds, &err) < 0)
+  /* Idmapped clones, and bind sources the container's root could not
+   * reach, need the runtime's own user namespace and credentials: before
+   * any namespace is joined or made.  The init inherits the fds. */
+  if (pr_bind_sources_open (cfg, c->bundle, &c->bind_fds, &err) < 0)
+    child_fail (c, err);
+  /* The init cannot mknod in its user namespace: the nodes are made here,
+   * as the host's root, when it will have a mount namespace of its own. */
+  const struct pr_namespace *mntns = pr_config_namespace (cfg, CLONE_NEWNS);
+  if (has_userns && mntns && mntns->path == NULL && pr_devices_open (cfg, &c->dev_fds, &err) < 0)
     child_fail (c, err);
   if (pr_ns_join (cfg, c->ns_fds, true, &err) < 0 || pr_ns_join (cfg, c->ns_fds, false, &err) < 0)
     child_fail (c, err);

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 
 #include "safepath.h"
 #include "../base/log.h"
+#include "../base/syscall.h"
 #include "../base/util.h"
 
 struct dev_node
@@ -161,6 +163,29 @@ bind_device (int rootfd, const struct dev_node *d, pr_error **err)
   return 0;
 }
 
+/* Attaches tree, a detached mount of the node made by pr_devices_open, onto
+ * an empty file at d->path (the slot prepared as for a bind). */
+static int
+attach_device (int rootfd, const struct dev_node *d, int tree, pr_error **err)
+{
+  _cleanup_close_ int pfd = -1;
+  const char *base;
+  bool exists;
+  if (prepare_node_slot (rootfd, d, &pfd, &base, &exists, err) < 0)
+    return -1;
+  int fd = openat (pfd, base, O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 && errno != ENXIO && errno != EACCES && errno != EPERM)
+    return pr_error_set (err, errno, "create mount target for device `%s`", d->path);
+  if (fd >= 0)
+    close (fd);
+  _cleanup_close_ int target = openat (pfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (target < 0)
+    return pr_error_set (err, errno, "open mount target for device `%s`", d->path);
+  if (pr_sys_move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return pr_error_set (err, errno, "attach device `%s`", d->path);
+  return 0;
+}
+
 static int
 create_link (int rootfd, const char *path, const char *target, pr_error **err)
 {
@@ -238,10 +263,13 @@ configured (const struct pr_config *cfg, const char *path)
   return false;
 }
 
+/* tree: the node's detached mount from pr_devices_open, or -1. */
 static int
-create_node (int rootfd, const struct dev_node *d, bool in_userns, pr_error **err)
+create_node (int rootfd, const struct dev_node *d, bool in_userns, int tree, pr_error **err)
 {
   pr_debug ("creating device %s", d->path);
+  if (tree >= 0)
+    return attach_device (rootfd, d, tree, err);
   /* mknod(2) of a FIFO needs no capability, so it works in a userns too. */
   if (in_userns && d->type != S_IFIFO)
     return bind_device (rootfd, d, err);
@@ -249,11 +277,12 @@ create_node (int rootfd, const struct dev_node *d, bool in_userns, pr_error **er
 }
 
 int
-pr_devices_create (const struct pr_config *cfg, int rootfd, bool in_userns, pr_error **err)
+pr_devices_create (const struct pr_config *cfg, int rootfd, bool in_userns, const int *dev_fds, pr_error **err)
 {
-  for (size_t i = 0; i < PR_ARRAY_SIZE (default_devices); i++)
+  size_t nd = PR_ARRAY_SIZE (default_devices);
+  for (size_t i = 0; i < nd; i++)
     if (!configured (cfg, default_devices[i].path)
-        && create_node (rootfd, &default_devices[i], in_userns, err) < 0)
+        && create_node (rootfd, &default_devices[i], in_userns, dev_fds ? dev_fds[i] : -1, err) < 0)
       return -1;
 
   for (size_t i = 0; i < cfg->linux.n_devices; i++)
@@ -261,7 +290,7 @@ pr_devices_create (const struct pr_config *cfg, int rootfd, bool in_userns, pr_e
       struct dev_node d;
       if (config_device_node (&cfg->linux.devices[i], &d, err) < 0)
         return -1;
-      if (create_node (rootfd, &d, in_userns, err) < 0)
+      if (create_node (rootfd, &d, in_userns, dev_fds ? dev_fds[nd + i] : -1, err) < 0)
         return -1;
     }
 
@@ -270,4 +299,114 @@ pr_devices_create (const struct pr_config *cfg, int rootfd, bool in_userns, pr_e
       return -1;
 
   return create_shm_dir (rootfd, err);
+}
+
+/* ---- stage 1: nodes for a user namespace --------------------------------- */
+
+/* The host id that container id `id` maps to in maps, or (uid_t) -1 when
+ * no range holds it (user_namespaces(7) uid_map lines). */
+static uid_t
+map_to_host (const struct pr_idmap *maps, size_t n, uint32_t id)
+{
+  for (size_t i = 0; i < n; i++)
+    if (id >= maps[i].container_id && id - maps[i].container_id < maps[i].size)
+      return (uid_t) (maps[i].host_id + (id - maps[i].container_id));
+  return (uid_t) -1;
+}
+
+/* Makes node d as entry `name` of the private tmpfs mnt (mode, and owner
+ * mapped to host ids through the container's maps) and returns a detached
+ * mount of that one node in *tree. */
+static int
+private_node (const struct pr_config *cfg, int mnt, const char *name, const struct dev_node *d, int *tree,
+              pr_error **err)
+{
+  if (mknodat (mnt, name, d->type | (d->mode & 07777), makedev (d->major, d->minor)) < 0)
+    return pr_error_set (err, errno, "mknod `%s`", d->path);
+  uid_t uid = map_to_host (cfg->linux.uid_mappings, cfg->linux.n_uid_mappings, d->uid);
+  gid_t gid = map_to_host (cfg->linux.gid_mappings, cfg->linux.n_gid_mappings, d->gid);
+  if (fchownat (mnt, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+    return pr_error_set (err, errno, "chown device `%s`", d->path);
+  if (fchmodat (mnt, name, d->mode & 07777, 0) < 0)
+    return pr_error_set (err, errno, "chmod device `%s`", d->path);
+  *tree = pr_sys_open_tree (mnt, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (*tree < 0)
+    return pr_error_set (err, errno, "open_tree device `%s`", d->path);
+  return 0;
+}
+
+/* A new tmpfs as a detached mount (fsopen(2), fsmount(2)): reachable only
+ * through the returned fd, so no process of the container or the host can
+ * swap what is made in it.  Mounted by the host's root, its device nodes
+ * work wherever it is attached (no SB_I_NODEV). */
+static int
+private_tmpfs (int *mnt_out, pr_error **err)
+{
+  _cleanup_close_ int fs = pr_sys_fsopen ("tmpfs", FSOPEN_CLOEXEC);
+  if (fs < 0)
+    return pr_error_set (err, errno, "fsopen tmpfs for the container's devices");
+  if (pr_sys_fsconfig (fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0
+      || pr_sys_fsconfig (fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return pr_error_set (err, errno, "create tmpfs for the container's devices");
+  *mnt_out = pr_sys_fsmount (fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+  if (*mnt_out < 0)
+    return pr_error_set (err, errno, "fsmount tmpfs for the container's devices");
+  return 0;
+}
+
+size_t
+pr_devices_count (const struct pr_config *cfg)
+{
+  return PR_ARRAY_SIZE (default_devices) + cfg->linux.n_devices;
+}
+
+static void
+close_fds (int *fds, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+  free (fds);
+}
+
+int
+pr_devices_open (const struct pr_config *cfg, int **fds_out, pr_error **err)
+{
+  *fds_out = NULL;
+  size_t nd = PR_ARRAY_SIZE (default_devices), n = pr_devices_count (cfg);
+  int *fds = xmalloc0 (n * sizeof *fds);
+  for (size_t i = 0; i < n; i++)
+    fds[i] = -1;
+  _cleanup_close_ int mnt = -1;
+  if (private_tmpfs (&mnt, err) < 0)
+    {
+      free (fds);
+      return -1;
+    }
+  for (size_t i = 0; i < n; i++)
+    {
+      struct dev_node d;
+      if (i < nd)
+        {
+          if (configured (cfg, default_devices[i].path))
+            continue;
+          d = default_devices[i];
+        }
+      else if (config_device_node (&cfg->linux.devices[i - nd], &d, err) < 0)
+        {
+          close_fds (fds, n);
+          return -1;
+        }
+      if (d.type == S_IFIFO)
+        continue; /* the init can mknod a FIFO itself */
+      char name[32];
+      snprintf (name, sizeof name, "dev%zu", i);
+      if (private_node (cfg, mnt, name, &d, &fds[i], err) < 0)
+        {
+          close_fds (fds, n);
+          return -1;
+        }
+    }
+  *fds_out = fds;
+  return 0;
 }

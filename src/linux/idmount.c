@@ -1,6 +1,7 @@
-/* idmount.c - idmapped bind mounts: validation, the detached idmapped
- * clones made in the runtime's namespaces, and their attachment inside the
- * rootfs (see idmount.h). */
+/* idmount.c - bind sources cloned in the runtime's namespaces: idmapped
+ * bind mounts (validation, the detached idmapped clones) and, for a
+ * container with a user namespace, every other bind source; and their
+ * attachment inside the rootfs (see idmount.h). */
 #define _GNU_SOURCE
 #include "idmount.h"
 
@@ -140,19 +141,33 @@ mapping_userns (const struct pr_config *cfg, const struct pr_mount *m, int *cach
   return 0;
 }
 
+/* A detached copy of bind mount m's source (open_tree(2) OPEN_TREE_CLONE,
+ * AT_RECURSIVE for rbind), looked up now with the runtime's credentials
+ * and in its mount namespace.  The source is a host path, relative ones to
+ * the bundle (bundlefd), trusted like any bind source. */
 static int
-open_one (const struct pr_config *cfg, const struct pr_mount *m, int *cached_userns, int *fd_out, pr_error **err)
+clone_source (int bundlefd, const struct pr_mount *m, int *fd_out, pr_error **err)
 {
   bool rbind = has_option (m->options, "rbind");
+  const char *src = m->source && *m->source ? m->source : "";
+  int tree = pr_sys_open_tree (bundlefd, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (rbind ? AT_RECURSIVE : 0));
+  if (tree < 0)
+    return pr_error_set (err, errno, "bind mount `%s` to `%s`: open_tree", src,
+                         m->destination ? m->destination : "");
+  *fd_out = tree;
+  return 0;
+}
+
+static int
+open_one (const struct pr_config *cfg, int bundlefd, const struct pr_mount *m, int *cached_userns, int *fd_out,
+          pr_error **err)
+{
   bool ridmap = has_option (m->options, "ridmap");
   const char *src = m->source && *m->source ? m->source : "";
 
-  /* The source is a host path, relative ones to the bundle (the current
-   * directory), trusted like any bind source. */
-  _cleanup_close_ int tree
-      = pr_sys_open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (rbind ? AT_RECURSIVE : 0));
-  if (tree < 0)
-    return pr_error_set (err, errno, "idmapped mount `%s` to `%s`: open_tree", src, m->destination);
+  _cleanup_close_ int tree = -1;
+  if (clone_source (bundlefd, m, &tree, err) < 0)
+    return -1;
   _cleanup_close_ int userns = -1;
   if (mapping_userns (cfg, m, cached_userns, &userns, err) < 0)
     return pr_error_wrap (err, "idmapped mount `%s` to `%s`", src, m->destination);
@@ -169,25 +184,47 @@ open_one (const struct pr_config *cfg, const struct pr_mount *m, int *cached_use
   return 0;
 }
 
+/* Whether bind mount m's source is cloned in stage 1 (see
+ * pr_bind_sources_open): an idmapped one always; a plain one when the
+ * container has a user namespace and a mount namespace of its own. */
+static bool
+wants_clone (const struct pr_mount *m, bool userns)
+{
+  if (pr_idmount_wanted (m))
+    return true;
+  return userns && pr_mount_is_bind (m) && m->source && *m->source;
+}
+
 int
-pr_idmount_open (const struct pr_config *cfg, int **fds_out, pr_error **err)
+pr_bind_sources_open (const struct pr_config *cfg, const char *bundle, int **fds_out, pr_error **err)
 {
   *fds_out = NULL;
+  const struct pr_namespace *mnt = pr_config_namespace (cfg, CLONE_NEWNS);
+  /* Joining a mount namespace by path, sources are that namespace's paths:
+   * they are looked up by the init, which is in it. */
+  bool userns = pr_config_namespace (cfg, CLONE_NEWUSER) != NULL && mnt != NULL && mnt->path == NULL;
   bool any = false;
   for (size_t i = 0; i < cfg->n_mounts && !any; i++)
-    any = pr_idmount_wanted (&cfg->mounts[i]);
+    any = wants_clone (&cfg->mounts[i], userns);
   if (!any)
     return 0;
 
+  _cleanup_close_ int bundlefd = open (bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (bundlefd < 0)
+    return pr_error_set (err, errno, "open bundle `%s`", bundle);
   int *fds = xmalloc0 (cfg->n_mounts * sizeof *fds);
   for (size_t i = 0; i < cfg->n_mounts; i++)
     fds[i] = -1;
   _cleanup_close_ int cached_userns = -1;
   for (size_t i = 0; i < cfg->n_mounts; i++)
     {
-      if (!pr_idmount_wanted (&cfg->mounts[i]))
-        continue;
-      if (open_one (cfg, &cfg->mounts[i], &cached_userns, &fds[i], err) < 0)
+      const struct pr_mount *m = &cfg->mounts[i];
+      int r = 0;
+      if (pr_idmount_wanted (m))
+        r = open_one (cfg, bundlefd, m, &cached_userns, &fds[i], err);
+      else if (wants_clone (m, userns))
+        r = clone_source (bundlefd, m, &fds[i], err);
+      if (r < 0)
         {
           for (size_t j = 0; j < i; j++)
             if (fds[j] >= 0)
@@ -201,16 +238,16 @@ pr_idmount_open (const struct pr_config *cfg, int **fds_out, pr_error **err)
 }
 
 int
-pr_idmount_attach (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *f, int fd, pr_error **err)
+pr_bind_source_attach (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *f, int fd, pr_error **err)
 {
   struct stat st;
   if (fstat (fd, &st) < 0)
-    return pr_error_set (err, errno, "idmapped mount to `%s`: stat the source", m->destination);
+    return pr_error_set (err, errno, "bind mount to `%s`: stat the source", m->destination);
 
   _cleanup_close_ int target = -1;
   if (pr_safe_create_target (rootfd, m->destination, S_ISDIR (st.st_mode), &target, err) < 0)
-    return pr_error_wrap (err, "idmapped mount to `%s`", m->destination);
+    return pr_error_wrap (err, "bind mount to `%s`", m->destination);
   if (pr_sys_move_mount (fd, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-    return pr_error_set (err, errno, "idmapped mount to `%s`: move_mount", m->destination);
+    return pr_error_set (err, errno, "bind mount to `%s`: move_mount", m->destination);
   return bind_finish (rootfd, m, f, err);
 }

@@ -399,7 +399,7 @@ do_fs_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *
 }
 
 static int
-do_mount (int rootfd, const struct pr_config *cfg, const struct pr_mount *m, int idmount_fd,
+do_mount (int rootfd, const struct pr_config *cfg, const struct pr_mount *m, int bind_fd,
           const struct pr_rootfs_opts *o, bool *dev_ro, pr_error **err)
 {
   if (m->destination == NULL || m->destination[0] != '/')
@@ -408,13 +408,11 @@ do_mount (int rootfd, const struct pr_config *cfg, const struct pr_mount *m, int
   _cleanup_mount_flags_ struct pr_mount_flags f;
   if (pr_mount_parse_options (m->options, &f, err) < 0)
     return -1;
+  /* Cloned in stage 1, in the runtime's user namespace (idmount.h). */
+  if (bind_fd >= 0)
+    return pr_bind_source_attach (rootfd, m, &f, bind_fd, err);
   if (pr_idmount_wanted (m))
-    {
-      /* Made in stage 1, in the runtime's user namespace (idmount.h). */
-      if (idmount_fd < 0)
-        return pr_error_set (err, EINVAL, "idmapped mount to `%s`: no idmapped source was prepared", m->destination);
-      return pr_idmount_attach (rootfd, m, &f, idmount_fd, err);
-    }
+    return pr_error_set (err, EINVAL, "idmapped mount to `%s`: no idmapped source was prepared", m->destination);
   if (has_option (m->options, "tmpcopyup") && (m->type == NULL || strcmp (m->type, "tmpfs") != 0))
     return pr_error_invalid (err, "mount to `%s`: option tmpcopyup needs type tmpfs", m->destination);
 
@@ -522,12 +520,12 @@ pr_rootfs_prepare (const struct pr_config *cfg, const struct pr_rootfs_opts *o, 
     {
       pr_debug ("mounting %s (%s) to %s", cfg->mounts[i].source ? cfg->mounts[i].source : "",
                 cfg->mounts[i].type ? cfg->mounts[i].type : "", cfg->mounts[i].destination);
-      int idfd = o->idmount_fds ? o->idmount_fds[i] : -1;
+      int idfd = o->bind_fds ? o->bind_fds[i] : -1;
       if (do_mount (rootfd, cfg, &cfg->mounts[i], idfd, o, &dev_ro, err) < 0)
         return -1;
     }
 
-  if (!dev_is_bind_mounted (cfg) && pr_devices_create (cfg, rootfd, o->in_userns, err) < 0)
+  if (!dev_is_bind_mounted (cfg) && pr_devices_create (cfg, rootfd, o->in_userns, o->dev_fds, err) < 0)
     return -1;
   if (!dev_ro)
     return 0;

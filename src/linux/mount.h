@@ -27,8 +27,11 @@ struct pr_rootfs_opts
                            nodes are bind-mounted from the host, not mknod'ed */
   bool new_cgroupns;    /* cgroup mounts show the container's cgroupns root */
   bool no_pivot;        /* --no-pivot: MS_MOVE + chroot instead of pivot_root */
-  const int *idmount_fds; /* per cfg->mounts entry: its detached idmapped
-                             clone (idmount.h), -1 or NULL for none */
+  const int *bind_fds;  /* per cfg->mounts entry: its source's detached
+                           clone from stage 1 (idmount.h), -1 or NULL for
+                           none */
+  const int *dev_fds;   /* per device (devices.h pr_devices_open): its
+                           node's detached mount, -1 or NULL for none */
 };
 
 /* Makes / recursively private (or rslave per rootfsPropagation), bind-mounts

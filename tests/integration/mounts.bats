@@ -477,3 +477,61 @@ wrote" ] || fail_with "$output"
 	echo "$output" | grep -qx dev=ro || fail_with "/dev is writable: $output"
 	echo "$output" | grep -q ' /dev ro,' || fail_with "/dev not ro in mountinfo: $output"
 }
+
+# Issue #19 item 5: with a user namespace the init's credentials are the
+# container root's (host uid 100000 here), which cannot enter a directory
+# only the host's root may (0700).  Bind sources are opened by stage 1,
+# before the user namespace, with the runtime's credentials (open_tree,
+# src/linux/idmount.c pr_bind_sources_open).  Before: create failed with
+# "bind mount `.../private/data` to `/data`: stat source: permission
+# denied" (the init's
+# mount(2) looked the source up as uid 100000); a relative source (to the
+# bundle) is checked too.
+@test "user namespace: bind sources under a 0700 root-only directory resolve with the runtime's credentials" {
+	setup_bundle busybox
+	use_userns
+	mkdir -p "$TEST_DIR/private/data" "$BUNDLE/priv/rel"
+	echo secret-data >"$TEST_DIR/private/data/file"
+	echo rel-data >"$BUNDLE/priv/rel/file"
+	echo one-file >"$TEST_DIR/private/single"
+	chmod 0700 "$TEST_DIR/private" "$BUNDLE/priv"
+	cfg_set --arg d "$TEST_DIR/private/data" --arg f "$TEST_DIR/private/single" '.mounts += [
+		{"destination": "/data", "type": "bind", "source": $d, "options": ["rbind", "ro"]},
+		{"destination": "/single", "type": "bind", "source": $f, "options": ["bind"]},
+		{"destination": "/rel", "type": "bind", "source": "priv/rel", "options": ["bind"]}]'
+	cfg_args sh -c 'cat /data/file /single /rel/file; touch /data/w 2>/dev/null && echo data=rw || echo data=ro'
+	run_ctr
+	assert_status 0
+	[ "$(echo "$output" | tr '\n' ' ')" = "secret-data one-file rel-data data=ro " ] || fail_with "$output"
+}
+
+# Issue #19 item 5: in a user namespace mknod(2) is refused, so a device
+# node used to be a bind of the host's node at the same path: a device the
+# host lacks failed create ("bind mount device `/dev/prt-absent`: No such
+# file or directory"), and a host node of another type or number at that
+# path was bound in as if it were the configured one.  Stage 1, real root
+# on the host, now makes the node in a private detached tmpfs (or clones
+# the host's node when it is the same device) and the init attaches it, as
+# crun creates it.  The owner is the configured uid/gid, through the map.
+@test "user namespace: a linux.devices node the host lacks is created; a host node of another number is not used" {
+	setup_bundle busybox
+	use_userns
+	[ ! -e /dev/prt-absent ] || fail_with "/dev/prt-absent exists on the host"
+	# /dev/full on the host is 1:7: configured as 1:3 (null) the container
+	# must get a null device there, not the host's full.
+	cfg_set '.linux.devices = [
+		{"path": "/dev/prt-absent", "type": "c", "major": 1, "minor": 3, "fileMode": 438, "uid": 1000, "gid": 1000},
+		{"path": "/dev/full", "type": "c", "major": 1, "minor": 3, "fileMode": 438}]
+		| .linux.resources.devices += [{"allow": true, "type": "c", "major": 1, "minor": 3, "access": "rwm"}]'
+	cfg_args sh -c 'stat -c "%F %t:%T %a %u:%g" /dev/prt-absent; echo data >/dev/prt-absent && echo write-ok;
+		stat -c "full %t:%T" /dev/full; echo x >/dev/full && echo full-write-ok; stat -c "null %t:%T" /dev/null'
+	run_ctr
+	assert_status 0
+	echo "$output"
+	[ "${lines[0]}" = "character special file 1:3 666 1000:1000" ] || fail_with "$output"
+	[ "${lines[1]}" = write-ok ] || fail_with "$output"
+	[ "${lines[2]}" = "full 1:3" ] || fail_with "/dev/full is not the configured 1:3: $output"
+	[ "${lines[3]}" = full-write-ok ] || fail_with "$output"
+	[ "${lines[4]}" = "null 1:3" ] || fail_with "$output"
+	[ ! -e /dev/prt-absent ] || fail_with "the node was made on the host's /dev"
+}
