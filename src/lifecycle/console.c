@@ -20,10 +20,17 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <linux/magic.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+
 #include "console.h"
 #include "../base/log.h"
 #include "../base/syscall.h"
 #include "../base/util.h"
+#include "../linux/safepath.h"
 #include "../rollout/identity.h"
 
 /* ---- connecting ---------------------------------------------------------- */
@@ -147,12 +154,36 @@ chown_slave (int slave, uid_t uid, const char *name, pr_error **err)
   return 0;
 }
 
+/* True when fd is on a devpts filesystem (statfs(2) DEVPTS_SUPER_MAGIC). */
+static bool
+on_devpts (int fd)
+{
+  struct statfs sfs;
+  return fstatfs (fd, &sfs) == 0 && sfs.f_type == DEVPTS_SUPER_MAGIC;
+}
+
+/* The master must be a devpts instance's own ptmx (character 5:2): a
+ * /dev/ptmx swapped for something else (another file, a node on a mount
+ * raced in over /dev/pts) is refused, never used (CVE-2025-52565 class). */
+static int
+check_ptmx (int master, pr_error **err)
+{
+  struct stat st;
+  if (fstat (master, &st) < 0)
+    return pr_error_set (err, errno, "stat `/dev/ptmx`");
+  if (!S_ISCHR (st.st_mode) || st.st_rdev != makedev (5, 2) || !on_devpts (master))
+    return pr_error_set (err, EPERM, "`/dev/ptmx` is not the ptmx of a devpts mount");
+  return 0;
+}
+
 int
 pr_console_setup_slave (int socket_fd, bool has_size, uint32_t rows, uint32_t cols, uid_t uid, pr_error **err)
 {
   _cleanup_close_ int master = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (master < 0)
     return pr_error_set (err, errno, "open `/dev/ptmx`");
+  if (check_ptmx (master, err) < 0)
+    return -1;
   if (unlockpt (master) < 0)
     return pr_error_set (err, errno, "unlockpt on `/dev/ptmx`");
 
@@ -170,9 +201,14 @@ pr_console_setup_slave (int socket_fd, bool has_size, uint32_t rows, uint32_t co
     {
       if (errno != EINVAL && errno != ENOTTY)
         return pr_error_set (err, errno, "open pty peer of `/dev/ptmx`");
-      slave_raw = open (name, O_RDWR | O_NOCTTY);
+      slave_raw = open (name, O_RDWR | O_NOCTTY | O_NOFOLLOW);
       if (slave_raw < 0)
         return pr_error_set (err, errno, "open pty slave `%s`", name);
+      if (!on_devpts (slave_raw) || !isatty (slave_raw))
+        {
+          close (slave_raw);
+          return pr_error_set (err, EPERM, "pty slave `%s` is not on devpts", name);
+        }
     }
   _cleanup_close_ int slave = slave_raw;
 
@@ -200,6 +236,59 @@ pr_console_setup_slave (int socket_fd, bool has_size, uint32_t rows, uint32_t co
       return pr_error_set (err, errno, "dup2 `%s` onto fd %d", name, i);
   if (slave <= 2)
     slave = -1; /* it is one of the stdio fds now: keep it */
+  return 0;
+}
+
+/* An O_PATH fd of the /dev/console mount target in the container's root:
+ * an empty regular file made in /dev, which itself must be a directory
+ * crossing no mount and no symlink from "/".  Whatever the image or a
+ * racing process put at /dev/console (a symlink to /proc/sysrq-trigger, a
+ * device) is removed first, never followed. */
+static int
+console_target (int *fd_out, pr_error **err)
+{
+  _cleanup_close_ int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0)
+    return pr_error_set (err, errno, "open `/`");
+  _cleanup_close_ int dev = -1;
+  if (pr_safe_open (root, "dev", O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0, &dev, err) < 0)
+    return pr_error_wrap (err, "/dev/console");
+  struct stat st;
+  if (fstatat (dev, "console", &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG (st.st_mode)
+      && unlinkat (dev, "console", 0) < 0)
+    return pr_error_set (err, errno, "remove `/dev/console` to bind the pty there");
+  int made = openat (dev, "console", O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (made < 0 && errno != EEXIST)
+    return pr_error_set (err, errno, "create `/dev/console`");
+  if (made >= 0)
+    close (made);
+  int fd = openat (dev, "console", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return pr_error_set (err, errno, "open `/dev/console`");
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      close (fd);
+      return pr_error_set (err, EPERM, "`/dev/console` was swapped while it was being made");
+    }
+  *fd_out = fd;
+  return 0;
+}
+
+int
+pr_console_mount_dev_console (int slave_fd, pr_error **err)
+{
+  if (!on_devpts (slave_fd) || !isatty (slave_fd))
+    return pr_error_set (err, EPERM, "bind `/dev/console`: the console is not a devpts pty");
+  _cleanup_close_ int target = -1;
+  if (console_target (&target, err) < 0)
+    return -1;
+  /* The source is the slave fd itself (open_tree of the fd), never the
+   * name /dev/pts/N, which a mount raced in over /dev/pts could replace. */
+  _cleanup_close_ int tree = pr_sys_open_tree (slave_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  if (tree < 0)
+    return pr_error_set (err, errno, "bind `/dev/console`: open_tree of the pty");
+  if (pr_sys_move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return pr_error_set (err, errno, "bind the pty onto `/dev/console`");
   return 0;
 }
 

@@ -123,6 +123,9 @@ container_init (struct create_ctx *c)
   if (err == NULL && p->terminal)
     pr_console_setup_slave (c->link.console_fd, p->has_console_size, p->console_height, p->console_width,
                                 p->user.uid, &err);
+  /* fd 0 is the slave now. */
+  if (err == NULL && p->terminal && own_mountns)
+    pr_console_mount_dev_console (STDIN_FILENO, &err);
   if (err == NULL)
     pr_finalize_prepare (p, cfg, &exe, &env, &err);
   if (err == NULL)

@@ -202,6 +202,31 @@ create_link (int rootfd, const char *path, const char *target, pr_error **err)
   return 0;
 }
 
+/* The empty file the pty is bound onto at /dev/console once it exists
+ * (console.c, after pivot_root), made now while /dev is still writable
+ * (a "ro" /dev turns read-only before that).  A non-regular entry is
+ * replaced, never followed. */
+static int
+create_console_target (int rootfd, pr_error **err)
+{
+  _cleanup_close_ int dev = -1;
+  if (pr_safe_mkdir_p (rootfd, "/dev", 0755, &dev, err) < 0)
+    return -1;
+  struct stat st;
+  if (fstatat (dev, "console", &st, AT_SYMLINK_NOFOLLOW) == 0)
+    {
+      if (S_ISREG (st.st_mode))
+        return 0;
+      if (unlinkat (dev, "console", S_ISDIR (st.st_mode) ? AT_REMOVEDIR : 0) < 0)
+        return pr_error_set (err, errno, "remove `/dev/console` to make the console's mount target");
+    }
+  int fd = openat (dev, "console", O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return pr_error_set (err, errno, "create `/dev/console`");
+  close (fd);
+  return 0;
+}
+
 static int
 create_shm_dir (int rootfd, pr_error **err)
 {
@@ -298,6 +323,8 @@ pr_devices_create (const struct pr_config *cfg, int rootfd, bool in_userns, cons
     if (create_link (rootfd, default_links[i][0], default_links[i][1], err) < 0)
       return -1;
 
+  if (cfg->process.terminal && create_console_target (rootfd, err) < 0)
+    return -1;
   return create_shm_dir (rootfd, err);
 }
 

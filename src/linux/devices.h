@@ -17,8 +17,10 @@
  * default 0666; owner uid:gid, default 0:0).  A configured device with the
  * same path as a default replaces it.  Also creates the symlinks
  * /dev/ptmx -> pts/ptmx, /dev/fd -> /proc/self/fd, /dev/stdin, stdout,
- * stderr -> /proc/self/fd/0, 1, 2 (an existing entry is kept), and the
- * directory /dev/shm (mode 1777) when absent.
+ * stderr -> /proc/self/fd/0, 1, 2 (an existing entry is kept), the
+ * directory /dev/shm (mode 1777) when absent, and with process.terminal
+ * an empty regular file /dev/console (the pty's mount target; any other
+ * kind of entry there is replaced, never followed).
  * Without in_userns the node is made with mknod(2); a non-device file or
  * symlink already at the path is replaced.  With in_userns (mknod is not
  * permitted there) an empty file is created and the node's detached mount

@@ -7,6 +7,7 @@
 #endif
 #include "lsm.h"
 
+#include "procfs.h"
 #include "../base/log.h"
 #include "../base/util.h"
 
@@ -31,24 +32,17 @@ apparmor_enabled (void)
   return fd >= 0 && read (fd, buf, 1) == 1 && buf[0] == 'Y';
 }
 
-/* Opens an attr file for writing and checks it really is on procfs: a
- * container image must not be able to stand in a file of its own for the
- * label write (CVE-2019-16884). */
+/* Opens the calling thread's attr file `rest` ("attr/apparmor/exec") for
+ * writing through a procfs of our own, crossing no mount and no symlink:
+ * a container image must not be able to stand in a file of its own for
+ * the label write (CVE-2019-16884), nor a racing mount another procfs file
+ * (CVE-2025-52881; procfs.h). */
 static int
-open_proc_attr (const char *path)
+open_proc_attr (const char *rest, int *fd_out, pr_error **err)
 {
-  struct statfs sfs;
-  int fd = open (path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-
-  if (fd < 0)
-    return -1;
-  if (fstatfs (fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
-    {
-      close (fd);
-      errno = EINVAL;
-      return -1;
-    }
-  return fd;
+  char path[96];
+  pr_procfs_self_path (path, sizeof path, rest);
+  return pr_procfs_open (path, O_WRONLY, fd_out, err);
 }
 
 static int
@@ -56,18 +50,19 @@ apparmor_set_exec (const char *profile, pr_error **err)
 {
   _cleanup_free_ char *cmd = xasprintf ("exec %s", profile);
   _cleanup_close_ int fd = -1;
-  const char *path = "/proc/thread-self/attr/apparmor/exec";
+  pr_error *first = NULL;
 
   /* The per-LSM directory exists since Linux 5.8; older kernels only have
    * the shared attr file. */
-  fd = open_proc_attr (path);
-  if (fd < 0 && errno == ENOENT)
+  if (open_proc_attr ("attr/apparmor/exec", &fd, &first) < 0)
     {
-      path = "/proc/thread-self/attr/exec";
-      fd = open_proc_attr (path);
+      int e = first->errnum;
+      pr_error_free (&first);
+      if (e != ENOENT)
+        return pr_error_set (err, e, "set apparmor profile `%s`: open `attr/apparmor/exec`", profile);
+      if (open_proc_attr ("attr/exec", &fd, err) < 0)
+        return pr_error_wrap (err, "set apparmor profile `%s`", profile);
     }
-  if (fd < 0)
-    return pr_error_set (err, errno, "set apparmor profile `%s`: open `%s`", profile, path);
   if (pr_write_all (fd, cmd, strlen (cmd)) < 0)
     return pr_error_set (err, errno, "set apparmor profile `%s`", profile);
   return 0;

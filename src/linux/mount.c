@@ -1,7 +1,8 @@
 /* mount.c - the container's root filesystem: propagation of "/", the rootfs
  * bind mount, config.json mounts (options parsed in mount_options.c) (bind, tmpcopyup,
  * other filesystems; "cgroup" mounts are in mount_cgroup.c), devices,
- * pivot_root, masked and readonly paths, readonly root (see mount.h).
+ * pivot_root (masked and readonly paths, readonly root after it are in
+ * mount_finalize.c; see mount.h).
  * Every target inside the rootfs is opened with RESOLVE_IN_ROOT and
  * mounted on through /proc/self/fd/N. */
 #define _GNU_SOURCE
@@ -476,6 +477,25 @@ dev_is_bind_mounted (const struct pr_config *cfg)
   return false;
 }
 
+/* An image whose /dev is a symlink is refused (runc's setupPtmx class,
+ * issue #19 item 12).  Resolved inside the root it cannot reach the host,
+ * but everything the runtime makes at /dev (the /dev tmpfs, devpts, the
+ * device nodes, /dev/console) would then land wherever it points inside
+ * the container: on /proc or /sys, covering kernel files before
+ * maskedPaths and readonlyPaths are applied, so that those find other
+ * files or none.  Returns 0, or -1 with ELOOP naming the link's target. */
+static int
+refuse_dev_symlink (int rootfd, pr_error **err)
+{
+  struct stat st;
+  if (fstatat (rootfd, "dev", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK (st.st_mode))
+    return 0;
+  char target[256] = "";
+  ssize_t n = readlinkat (rootfd, "dev", target, sizeof target - 1);
+  target[n > 0 ? n : 0] = '\0';
+  return pr_error_set (err, ELOOP, "the rootfs's `/dev` is a symlink (to `%s`): refused", target);
+}
+
 int
 pr_rootfs_prepare (const struct pr_config *cfg, const struct pr_rootfs_opts *o, pr_error **err)
 {
@@ -514,6 +534,9 @@ pr_rootfs_prepare (const struct pr_config *cfg, const struct pr_rootfs_opts *o, 
   _cleanup_close_ int rootfd = open (o->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0)
     return pr_error_set (err, errno, "open rootfs `%s`", o->rootfs);
+
+  if (refuse_dev_symlink (rootfd, err) < 0)
+    return -1;
 
   bool dev_ro = false;
   for (size_t i = 0; i < cfg->n_mounts; i++)
@@ -652,89 +675,5 @@ pr_rootfs_pivot (const struct pr_config *cfg, const struct pr_rootfs_opts *o, pr
     }
   if (chdir ("/") < 0)
     return pr_error_set (err, errno, "chdir to `/`");
-  return 0;
-}
-
-static int
-mask_path (int rootfd, const char *path, const char *label, pr_error **err)
-{
-  _cleanup_close_ int fd = -1;
-  pr_error *e = NULL;
-  if (pr_safe_open (rootfd, path, O_PATH, 0, &fd, &e) < 0)
-    {
-      int en = e->errnum;
-      pr_error_free (&e);
-      if (en == ENOENT)
-        return 0;
-      return pr_error_set (err, en, "open masked path `%s`", path);
-    }
-  struct stat st;
-  if (fstat (fd, &st) < 0)
-    return pr_error_set (err, errno, "stat masked path `%s`", path);
-  char p[32];
-  pr_fd_path (fd, p, sizeof p);
-  int r;
-  if (S_ISDIR (st.st_mode))
-    {
-      _cleanup_free_ char *data = labeled_data (NULL, label);
-      r = mount ("tmpfs", p, "tmpfs", MS_RDONLY, data);
-    }
-  else
-    r = mount ("/dev/null", p, NULL, MS_BIND, NULL);
-  if (r < 0)
-    return pr_error_set (err, errno, "mask `%s`", path);
-  return 0;
-}
-
-static int
-readonly_path (int rootfd, const char *path, pr_error **err)
-{
-  _cleanup_close_ int fd = -1;
-  pr_error *e = NULL;
-  if (pr_safe_open (rootfd, path, O_PATH, 0, &fd, &e) < 0)
-    {
-      int en = e->errnum;
-      pr_error_free (&e);
-      if (en == ENOENT)
-        return 0;
-      return pr_error_set (err, en, "open readonly path `%s`", path);
-    }
-  char p[32];
-  pr_fd_path (fd, p, sizeof p);
-  if (mount (p, p, NULL, MS_BIND | MS_REC, NULL) < 0)
-    return pr_error_set (err, errno, "bind mount readonly path `%s`", path);
-  _cleanup_close_ int mnt = -1;
-  if (pr_safe_open (rootfd, path, O_PATH, 0, &mnt, err) < 0)
-    return -1;
-  pr_fd_path (mnt, p, sizeof p);
-  return bind_remount (mnt, p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, 0, true, path, err);
-}
-
-int
-pr_rootfs_finalize (const struct pr_config *cfg, const struct pr_rootfs_opts *o, pr_error **err)
-{
-  _cleanup_close_ int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (rootfd < 0)
-    return pr_error_set (err, errno, "open `/`");
-
-  for (char **p = cfg->linux.masked_paths; p && *p; p++)
-    if (mask_path (rootfd, *p, cfg->linux.mount_label, err) < 0)
-      return -1;
-  for (char **p = cfg->linux.readonly_paths; p && *p; p++)
-    if (readonly_path (rootfd, *p, err) < 0)
-      return -1;
-
-  if (cfg->root_readonly && bind_remount (rootfd, "/", MS_RDONLY, 0, false, "/", err) < 0)
-    return -1;
-
-  const char *rp = cfg->linux.rootfs_propagation;
-  if (rp && *rp)
-    {
-      unsigned long prop;
-      if (parse_propagation (rp, &prop) < 0)
-        return pr_error_invalid (err, "invalid linux.rootfsPropagation `%s`", rp);
-      if (mount (NULL, "/", NULL, prop, NULL) < 0)
-        return pr_error_set (err, errno, "set propagation `%s` on `/`", rp);
-    }
   return 0;
 }

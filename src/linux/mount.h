@@ -42,6 +42,7 @@ struct pr_rootfs_opts
  * /dev/ptmx -> pts/ptmx, /dev/fd, stdin/out/err symlinks) and linux.devices;
  * a "ro" /dev mount is made read-only only after all of that (its own
  * mount, not /dev/pts or /dev/shm below it).
+ * A rootfs whose /dev is a symlink is refused first (ELOOP).
  * Errors: the first failing mount/mknod/mkdir, with errno, naming the mount
  * destination ("mount `proc` to `/proc`: ..."), or EINVAL for an unknown
  * mount option or a relative destination. */
@@ -57,10 +58,14 @@ int pr_rootfs_prepare (const struct pr_config *cfg, const struct pr_rootfs_opts 
 int pr_rootfs_pivot (const struct pr_config *cfg, const struct pr_rootfs_opts *o, pr_error **err);
 
 /* After pivot: masks linux.maskedPaths (a read-only empty tmpfs for
- * directories, /dev/null bind for files; missing paths skipped), makes
+ * directories, a bind of the container's /dev/null for files, made from
+ * fds with open_tree/fsmount and move_mount; missing paths skipped), makes
  * linux.readonlyPaths read-only bind mounts, remounts root read-only when
- * root.readonly, and sets rootfsPropagation on /.  Errors: mount errno
- * naming the path. */
+ * root.readonly, and sets rootfsPropagation on /.  /dev/null must be the
+ * null device (character 1:3), else nothing is masked and EPERM is
+ * returned (CVE-2025-31133: a symlink there once bound its target over
+ * every masked file).  Errors: mount, open_tree, fsmount, move_mount errno
+ * naming the path; EPERM as above. */
 int pr_rootfs_finalize (const struct pr_config *cfg, const struct pr_rootfs_opts *o, pr_error **err);
 
 /* Parses a mount's options into mount(2) flags, propagation flags, recursive

@@ -8,6 +8,7 @@
 #include "../base/syscall.h"
 #include "../base/util.h"
 #include "namespace.h"
+#include "procfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,7 +46,10 @@ pr_oom_score_adj_apply (const struct pr_process *p, pr_error **err)
   if (!p->has_oom_score_adj)
     return 0;
   len = snprintf (buf, sizeof buf, "%d", p->oom_score_adj);
-  if (pr_write_file ("/proc/self/oom_score_adj", buf, (size_t) len, err) < 0)
+  /* Through a procfs of our own (procfs.h, CVE-2025-52881). */
+  char path[64];
+  snprintf (path, sizeof path, "%d/oom_score_adj", (int) getpid ());
+  if (pr_procfs_write (path, buf, (size_t) len, "set oomScoreAdj", err) < 0)
     return pr_error_wrap (err, "set oomScoreAdj %d", p->oom_score_adj);
   return 0;
 }
@@ -300,36 +304,22 @@ pr_host_ns_check (const struct pr_config *cfg, pr_error **err)
 int
 pr_sysctl_apply (const struct pr_config *cfg, pr_error **err)
 {
-  _cleanup_close_ int dirfd = -1;
-  struct statfs sfs;
-
-  if (cfg->linux.n_sysctl == 0)
-    return 0;
-
-  dirfd = open ("/proc/sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (dirfd < 0)
-    return pr_error_set (err, errno, "open `/proc/sys`");
-  /* Without a proc mount of our own, /proc/sys would be whatever the image
-   * put there; never write sysctl values into image files. */
-  if (fstatfs (dirfd, &sfs) < 0)
-    return pr_error_set (err, errno, "statfs `/proc/sys`");
-  if (sfs.f_type != PROC_SUPER_MAGIC)
-    return pr_error_invalid (err, "`/proc/sys` is not on procfs");
-
   for (size_t i = 0; i < cfg->linux.n_sysctl; i++)
     {
       const struct pr_keyval *kv = &cfg->linux.sysctl[i];
       _cleanup_free_ char *path = sysctl_path (kv->key ? kv->key : "");
-      _cleanup_close_ int fd = -1;
       const char *value = kv->value ? kv->value : "";
 
       if (path == NULL)
         return pr_error_invalid (err, "invalid sysctl key `%s`", kv->key ? kv->key : "");
-      fd = openat (dirfd, path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0)
-        return pr_error_set (err, errno, "open sysctl `%s`", kv->key);
-      if (pr_write_all (fd, value, strlen (value)) < 0)
-        return pr_error_set (err, errno, "write sysctl `%s` = `%s`", kv->key, value);
+      /* Never by a path in the container's /proc: a mount raced in over
+       * /proc/sys/KEY (through a shared mount) would take the value
+       * (procfs.h, CVE-2025-52881).  A sysctl file shows the namespace of
+       * the process that opens it, whichever procfs it is on. */
+      _cleanup_free_ char *sub = xasprintf ("sys/%s", path);
+      _cleanup_free_ char *what = xasprintf ("write sysctl `%s` = `%s`", kv->key, value);
+      if (pr_procfs_write (sub, value, strlen (value), what, err) < 0)
+        return -1;
     }
   return 0;
 }

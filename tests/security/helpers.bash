@@ -38,3 +38,28 @@ eval "$(declare -f setup | sed '1s/^setup /base_setup /')"
 # bats' errexit that fails the test although nothing of ours is left.  The
 # walk's output is what counts, so its exit status is ignored here.
 find() { command find "$@" || true; }
+
+# SWAPPER STOPFILE COUNTFILE SECONDS A1 B1 [A2 B2...]: exchanges each pair
+# of paths (renameat2 RENAME_EXCHANGE, so each name always exists, as a
+# directory or a symlink) as fast as it can until STOPFILE exists; writes
+# the number of exchanges to COUNTFILE.  Exits 0 only when stopped by
+# STOPFILE with every exchange done; SECONDS bounds it if the test dies.
+SWAPPER='
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+stop, count, limit = sys.argv[1], sys.argv[2], float(sys.argv[3])
+pairs = [(a.encode(), b.encode()) for a, b in zip(sys.argv[4::2], sys.argv[5::2])]
+deadline = time.monotonic() + limit
+n = 0
+while not os.path.exists(stop):
+    if time.monotonic() > deadline:
+        sys.exit("swapper: not stopped within %ss" % limit)
+    for _ in range(100):
+        for a, b in pairs:
+            if libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0:
+                sys.exit("swapper: renameat2: " + os.strerror(ctypes.get_errno()))
+            n += 1
+    with open(count, "w") as f:
+        f.write(str(n))
+'
