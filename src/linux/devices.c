@@ -428,11 +428,23 @@ pr_devices_open (const struct pr_config *cfg, int **fds_out, pr_error **err)
         continue; /* the init can mknod a FIFO itself */
       char name[32];
       snprintf (name, sizeof name, "dev%zu", i);
-      if (private_node (cfg, mnt, name, &d, &fds[i], err) < 0)
+      pr_error *e = NULL;
+      if (private_node (cfg, mnt, name, &d, &fds[i], &e) == 0)
+        continue;
+      /* The device cgroup may refuse the mknod ("m" not allowed): the init
+       * then binds the host's node, as before. */
+      if (e->errnum == EPERM && fds[i] < 0)
         {
-          close_fds (fds, n);
-          return -1;
+          pr_debug ("%s; binding the host's node instead", e->msg);
+          pr_error_free (&e);
+          continue;
         }
+      if (err && *err == NULL)
+        *err = e;
+      else
+        pr_error_free (&e);
+      close_fds (fds, n);
+      return -1;
     }
   *fds_out = fds;
   return 0;

@@ -46,7 +46,9 @@ size_t pr_devices_count (const struct pr_config *cfg);
  * (pr_devices_count entries, O_CLOEXEC, -1 where there is none; the caller
  * closes them).  So a device the host lacks, or has under another number
  * at that path, is still the configured one (issue #19 item 5; crun
- * creates them too), and nothing is made on the host's /dev.  Errors:
+ * creates them too), and nothing is made on the host's /dev.  A node the
+ * device cgroup refuses to mknod (EPERM) gets -1: the init binds the
+ * host's node then, as without this step.  Errors:
  * fsopen/fsconfig/fsmount errno; mknod/chown/chmod/open_tree errno naming
  * the device path; EINVAL for a bad device entry. */
 int pr_devices_open (const struct pr_config *cfg, int **fds_out, pr_error **err);

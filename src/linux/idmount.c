@@ -141,20 +141,43 @@ mapping_userns (const struct pr_config *cfg, const struct pr_mount *m, int *cach
   return 0;
 }
 
+/* Whether m's copy stays in its source's peer group: when the mount asks
+ * for shared propagation, or the whole rootfs is shared
+ * (rootfsPropagation shared/rshared), as a bind made by the init would. */
+static bool
+keeps_peers (const struct pr_config *cfg, const struct pr_mount *m)
+{
+  const char *rp = cfg->linux.rootfs_propagation;
+  if (rp && (strcmp (rp, "shared") == 0 || strcmp (rp, "rshared") == 0))
+    return true;
+  for (size_t i = 0; m->options && m->options[i]; i++)
+    if (strcmp (m->options[i], "shared") == 0 || strcmp (m->options[i], "rshared") == 0)
+      return true;
+  return false;
+}
+
 /* A detached copy of bind mount m's source (open_tree(2) OPEN_TREE_CLONE,
  * AT_RECURSIVE for rbind), looked up now with the runtime's credentials
  * and in its mount namespace.  The source is a host path, relative ones to
- * the bundle (bundlefd), trusted like any bind source. */
+ * the bundle (bundlefd), trusted like any bind source.  A copy made here
+ * would be a peer of a shared host mount, so that mounts made inside the
+ * container reached the host; the init's own bind was made from its
+ * rslave copy of the host's mounts.  So, unless shared propagation is
+ * asked for, the copy is made rslave (mount_setattr(2) propagation). */
 static int
-clone_source (int bundlefd, const struct pr_mount *m, int *fd_out, pr_error **err)
+clone_source (const struct pr_config *cfg, int bundlefd, const struct pr_mount *m, int *fd_out, pr_error **err)
 {
   bool rbind = has_option (m->options, "rbind");
   const char *src = m->source && *m->source ? m->source : "";
-  int tree = pr_sys_open_tree (bundlefd, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (rbind ? AT_RECURSIVE : 0));
+  const char *d = m->destination ? m->destination : "";
+  _cleanup_close_ int tree
+      = pr_sys_open_tree (bundlefd, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (rbind ? AT_RECURSIVE : 0));
   if (tree < 0)
-    return pr_error_set (err, errno, "bind mount `%s` to `%s`: open_tree", src,
-                         m->destination ? m->destination : "");
-  *fd_out = tree;
+    return pr_error_set (err, errno, "bind mount `%s` to `%s`: open_tree", src, d);
+  struct mount_attr attr = { .propagation = MS_SLAVE };
+  if (!keeps_peers (cfg, m) && pr_sys_mount_setattr (tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+    return pr_error_set (err, errno, "bind mount `%s` to `%s`: make the copy rslave", src, d);
+  *fd_out = steal_fd (&tree);
   return 0;
 }
 
@@ -166,7 +189,7 @@ open_one (const struct pr_config *cfg, int bundlefd, const struct pr_mount *m, i
   const char *src = m->source && *m->source ? m->source : "";
 
   _cleanup_close_ int tree = -1;
-  if (clone_source (bundlefd, m, &tree, err) < 0)
+  if (clone_source (cfg, bundlefd, m, &tree, err) < 0)
     return -1;
   _cleanup_close_ int userns = -1;
   if (mapping_userns (cfg, m, cached_userns, &userns, err) < 0)
@@ -223,7 +246,7 @@ pr_bind_sources_open (const struct pr_config *cfg, const char *bundle, int **fds
       if (pr_idmount_wanted (m))
         r = open_one (cfg, bundlefd, m, &cached_userns, &fds[i], err);
       else if (wants_clone (m, userns))
-        r = clone_source (bundlefd, m, &fds[i], err);
+        r = clone_source (cfg, bundlefd, m, &fds[i], err);
       if (r < 0)
         {
           for (size_t j = 0; j < i; j++)

@@ -535,3 +535,33 @@ wrote" ] || fail_with "$output"
 	[ "${lines[4]}" = "null 1:3" ] || fail_with "$output"
 	[ ! -e /dev/prt-absent ] || fail_with "the node was made on the host's /dev"
 }
+
+# The stage-1 copies of bind sources (above) come from the host's mount
+# namespace, where a shared host directory's copy would join its peer
+# group: a mount made by the container's root (CAP_SYS_ADMIN in its user
+# namespace) inside the volume would then appear on the host.  A bind the
+# init makes from its rslave view never did that, so the copies are made
+# rslave unless shared propagation is asked for ("rshared": Kubernetes'
+# Bidirectional, which must still reach the host).  Without the rslave step
+# the first mount reached the host.
+@test "user namespace: a mount made inside a bind of a shared host dir stays inside unless the bind is rshared" {
+	setup_bundle busybox
+	use_userns
+	mkdir -p "$TEST_DIR/shared/a" "$TEST_DIR/shared/b"
+	mount --bind "$TEST_DIR/shared" "$TEST_DIR/shared"
+	mount --make-shared "$TEST_DIR/shared"
+	on_teardown "umount -R -l $TEST_DIR/shared"
+	cfg_set --arg s "$TEST_DIR/shared" '.mounts += [
+		{"destination": "/plain", "type": "bind", "source": $s, "options": ["rbind"]},
+		{"destination": "/bidi", "type": "bind", "source": $s, "options": ["rbind", "rshared"]}]
+		| .process.capabilities.bounding += ["CAP_SYS_ADMIN"]
+		| .process.capabilities.effective += ["CAP_SYS_ADMIN"]
+		| .process.capabilities.permitted += ["CAP_SYS_ADMIN"]'
+	cfg_args sh -c 'mount -t tmpfs prt-plain /plain/a && mount -t tmpfs prt-bidi /bidi/b && echo mounted'
+	run_ctr
+	assert_status 0
+	[ "$output" = mounted ] || fail_with "$output"
+	! grep -q ' - tmpfs prt-plain ' /proc/self/mountinfo || fail_with "the plain bind's inner mount reached the host"
+	grep -q ' - tmpfs prt-bidi ' /proc/self/mountinfo || fail_with "the rshared bind's inner mount did not reach the host"
+	umount "$TEST_DIR/shared/b"
+}
