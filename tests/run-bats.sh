@@ -5,7 +5,8 @@
 # Exits non-zero when a test failed or a suite could not run.
 #
 # Environment: PROCTOR (runtime under test, absolute path), RECVTTY (console
-# socket receiver); BATS_FILTER narrows to tests whose name matches a regex;
+# socket receiver), SECCOMP_LISTENER (seccomp notify agent); BATS_FILTER
+# narrows to tests whose name matches a regex;
 # BATS_TEST_TIMEOUT (seconds per test, default 180); PROCTOR_REQUIRE_ALL=1
 # turns a missing engine, image or tool into failures (tests/require.bash).
 set -uo pipefail
@@ -15,7 +16,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 : "${PROCTOR:=$here/../src/proctor}"
 : "${RECVTTY:=$here/tools/recvtty}"
-export PROCTOR RECVTTY
+: "${SECCOMP_LISTENER:=$here/tools/seccomp-listener}"
+export PROCTOR RECVTTY SECCOMP_LISTENER
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-180}
 
 if [ ! -x "$PROCTOR" ]; then

@@ -45,6 +45,7 @@
 #include "../linux/seccomp.h"
 #include "../rollout/lifecycle.h"
 #include "child.h"
+#include "finalize.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -327,6 +328,7 @@ create_ctx_free (struct create_ctx *c)
   free (c->rootfs);
   free (c->cgroup_path);
   free (c->state_json);
+  pr_closep (&c->seccomp_listener);
   pr_rollout_free (c->rollout);
   if (c->state_dirfd >= 0)
     close (c->state_dirfd);
@@ -518,6 +520,8 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
     return -1;
   if (c->o->console_socket && pr_console_socket_connect (c->o->console_socket, &c->link.console_fd, err) < 0)
     return -1;
+  if ((c->seccomp_listener = pr_finalize_seccomp_connect (c->cfg, err)) == -1) /* a host path */
+    return -1;
   if (c->o->local_tty && c->cfg->process.terminal
       && pr_console_local_socket (&c->link.local_console, &c->link.console_fd, err) < 0)
     return -1;
@@ -546,7 +550,8 @@ int
 pr_container_create (const struct pr_global *g, const struct pr_create_opts *o, pid_t *pid_out,
                      int *console_master_out, pr_error **err)
 {
-  struct create_ctx c = { .g = g, .o = o, .state_dirfd = -1, .fifo_dirfd = -1, .link = PR_CHILD_LINK_INIT };
+  struct create_ctx c = { .g = g, .o = o, .state_dirfd = -1, .fifo_dirfd = -1, .link = PR_CHILD_LINK_INIT,
+                          .seccomp_listener = -1 };
   int ret = -1;
 
   if (pr_state_check_id (o->id, err) < 0 || load_config (&c, err) < 0
@@ -564,6 +569,8 @@ pr_container_create (const struct pr_global *g, const struct pr_create_opts *o, 
     }
   if (c.stage1 == 0)
     pr_create_stage1 (&c);
+  if (c.seccomp_listener >= 0)
+    close (steal_fd (&c.seccomp_listener));
   close (c.link.sync_child);
   c.link.sync_child = -1;
   if (c.link.console_fd >= 0)

@@ -41,6 +41,7 @@ struct create_ctx
                           (devices.h pr_devices_open), or NULL */
   bool nested_pidns;   /* a rollout: outer init + agent pid namespace (rollout/procs.h) */
   pid_t agent_init;    /* then the container process's host pid, else init_pid */
+  int seccomp_listener; /* connected listenerPath socket (host side), or -1 */
 };
 
 /* Stage 1 of create, in the forked child: joins and creates the

@@ -50,6 +50,7 @@ struct exec_ctx
   int root_fd;   /* the init's root when it shares our mount namespace, else -1 */
   struct pr_child_link link; /* sync pair and console fds (child.h) */
   struct pr_rollout_exec_plan plan;   /* the rollout's choices (empty: not a rollout) */
+  int seccomp_listener;               /* connected listenerPath socket, or -1 */
 };
 
 /* ------------------------------------------------------- process building */
@@ -197,13 +198,13 @@ exec_process (struct exec_ctx *c)
   if (err == NULL)
     pr_finalize_prepare (p, c->cfg, &exe, &env, &err);
   if (err == NULL)
-    pr_finalize_security (p, c->cfg, json, &err);
+    pr_finalize_security (p, c->cfg, c->seccomp_listener, json, &err);
   if (err)
     fail (c, err);
   if (c->link.console_fd >= 0)
     close (c->link.console_fd);
   pr_finalize_fds (c->o->preserve_fds, &c->g->caller_fds);
-  if (pr_finalize_seccomp_last (p, c->cfg, json, &err) < 0)
+  if (pr_finalize_seccomp_last (p, c->cfg, c->seccomp_listener, json, &err) < 0)
     fail (c, err);
   execve (exe, p->args, env);
   pr_error_set (&err, errno, "exec `%s`", exe);
@@ -435,11 +436,21 @@ static int
 start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
 {
   int pid = 0;
+  c->seccomp_listener = pr_finalize_seccomp_connect (c->cfg, err);
+  if (c->seccomp_listener == -1)
+    return -1;
   pid_t j = fork ();
   if (j < 0)
-    return pr_error_set (err, errno, "fork");
+    {
+      pr_error_set (err, errno, "fork");
+      if (c->seccomp_listener >= 0)
+        close (c->seccomp_listener);
+      return -1;
+    }
   if (j == 0)
     joiner (c);
+  if (c->seccomp_listener >= 0)
+    close (steal_fd (&c->seccomp_listener));
   close (c->link.sync_child);
   c->link.sync_child = -1;
   if (c->link.console_fd >= 0)
@@ -483,7 +494,7 @@ int
 pr_container_exec (const struct pr_global *g, const struct pr_exec_opts *o, int *exit_code, pr_error **err)
 {
   struct exec_ctx c = { .g = g, .o = o, .link = PR_CHILD_LINK_INIT,
-                        .root_fd = -1 };
+                        .root_fd = -1, .seccomp_listener = -1 };
   for (size_t i = 0; i < PR_ARRAY_SIZE (c.ns_fds); i++)
     c.ns_fds[i] = -1;
   sigset_t mask, old;

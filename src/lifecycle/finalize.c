@@ -145,43 +145,46 @@ set_identity (const struct pr_user *u, pr_error **err)
 /* Loads the filter.  With SCMP_ACT_NOTIFY the process's own syscalls
  * after the load (close, read, write of the sync socket and exec.fifo...)
  * may be notified, and nobody answers them until the listener has the fd:
- * the socket is connected before the load, the fd and state are sent at
- * once after it, and neither fd is closed (both are close-on-exec), so no
- * notified syscall can wait on a listener that has nothing yet. */
+ * the runtime connected listener_sock on the host before it started this
+ * process (listenerPath is a host path, runtime-spec config-linux.md
+ * "Seccomp"), the fd and state are sent at once after the load, and
+ * neither fd is closed (both are close-on-exec), so no notified syscall
+ * can wait on a listener that has nothing yet. */
 static int
-load_seccomp (const struct pr_config *cfg, const char *state_json, pr_error **err)
+load_seccomp (const struct pr_config *cfg, int listener_sock, const char *state_json, pr_error **err)
 {
   const struct pr_seccomp *sc = &cfg->linux.seccomp;
   int notify_fd = -1;
   if (!cfg->linux.has_seccomp)
     return 0;
-  int sock = -1;
-  if (sc->listener_path && *sc->listener_path && (sock = pr_seccomp_listener_connect (sc, err)) < 0)
-    return -1;
   if (pr_seccomp_load (sc, &notify_fd, err) < 0)
     return -1;
   if (notify_fd < 0)
-    {
-      /* No notify rule: close(2) is not notified. */
-      if (sock >= 0)
-        close (sock);
-      return 0;
-    }
-  if (sock < 0)
+    return 0; /* listener_sock is close-on-exec; close(2) may be filtered */
+  if (listener_sock < 0)
     return pr_error_invalid (err, "seccomp: SCMP_ACT_NOTIFY requires linux.seccomp.listenerPath");
-  return pr_seccomp_send_listener (sc, sock, notify_fd, state_json, err);
+  return pr_seccomp_send_listener (sc, listener_sock, notify_fd, state_json, err);
 }
 
 int
-pr_finalize_security (const struct pr_process *p, const struct pr_config *cfg, const char *state_json,
-                      pr_error **err)
+pr_finalize_seccomp_connect (const struct pr_config *cfg, pr_error **err)
+{
+  const struct pr_seccomp *sc = &cfg->linux.seccomp;
+  if (!cfg->linux.has_seccomp || sc->listener_path == NULL || sc->listener_path[0] == '\0')
+    return -2;
+  return pr_seccomp_listener_connect (sc, err);
+}
+
+int
+pr_finalize_security (const struct pr_process *p, const struct pr_config *cfg, int listener_sock,
+                      const char *state_json, pr_error **err)
 {
   static const struct pr_capabilities none = { 0 };
   const struct pr_capabilities *caps = p->has_capabilities ? &p->capabilities : &none;
 
   if (pr_caps_prepare (caps, err) < 0)
     return -1;
-  if (!p->no_new_privileges && load_seccomp (cfg, state_json, err) < 0)
+  if (!p->no_new_privileges && load_seccomp (cfg, listener_sock, state_json, err) < 0)
     return -1;
   if (set_identity (&p->user, err) < 0)
     return -1;
@@ -193,12 +196,12 @@ pr_finalize_security (const struct pr_process *p, const struct pr_config *cfg, c
 }
 
 int
-pr_finalize_seccomp_last (const struct pr_process *p, const struct pr_config *cfg, const char *state_json,
-                          pr_error **err)
+pr_finalize_seccomp_last (const struct pr_process *p, const struct pr_config *cfg, int listener_sock,
+                          const char *state_json, pr_error **err)
 {
   if (!p->no_new_privileges)
     return 0; /* loaded by pr_finalize_security, while CAP_SYS_ADMIN was held */
-  return load_seccomp (cfg, state_json, err);
+  return load_seccomp (cfg, listener_sock, state_json, err);
 }
 
 void

@@ -31,21 +31,32 @@ int pr_finalize_prepare (const struct pr_process *p, const struct pr_config *cfg
 /* Switches identity and applies the security settings: bounding set,
  * seccomp when no_new_privileges is off (before setuid, since loading a
  * filter then needs CAP_SYS_ADMIN), supplementary groups, gid, uid,
- * capability sets, no_new_privs.  state_json is sent to the seccomp
- * listener when the filter uses notify.  Errors: from each step. */
-int pr_finalize_security (const struct pr_process *p, const struct pr_config *cfg, const char *state_json,
-                          pr_error **err);
+ * capability sets, no_new_privs.  The notify fd and the process state
+ * built from state_json are sent over listener_sock (from
+ * pr_finalize_seccomp_connect, -1 if none) when the filter uses notify.  Errors: from each step. */
+int pr_finalize_security (const struct pr_process *p, const struct pr_config *cfg, int listener_sock,
+                          const char *state_json, pr_error **err);
 
 /* With no_new_privileges, loads the seccomp filter: the caller's very last
  * step before execve (after exec.fifo and the startContainer hooks), so
  * that as few of the runtime's own syscalls as possible run under it (a
  * SCMP_ACT_NOTIFY on close or read would otherwise stop the init until the
- * listener answers).  The listener socket is connected before the load
- * and the notify fd sent right after it (see seccomp.h).  Does nothing
+ * listener answers).  The listener socket (listener_sock) was connected
+ * by the runtime before the process started, and the notify fd is sent
+ * right after the load (see seccomp.h).  Does nothing
  * without no_new_privileges (pr_finalize_security loaded it).  Errors:
  * connect/load/send errno. */
-int pr_finalize_seccomp_last (const struct pr_process *p, const struct pr_config *cfg, const char *state_json,
-                              pr_error **err);
+int pr_finalize_seccomp_last (const struct pr_process *p, const struct pr_config *cfg, int listener_sock,
+                              const char *state_json, pr_error **err);
+
+/* On the runtime's side, before the container or exec process is started:
+ * connects to linux.seccomp.listenerPath, a host path (runtime-spec
+ * config-linux.md "Seccomp"), and returns the close-on-exec socket that
+ * the process inherits and hands to pr_finalize_security /
+ * pr_finalize_seccomp_last as listener_sock.  Returns -2 (no error) when
+ * the config has no seccomp or no listenerPath.  Errors (-1): as
+ * pr_seccomp_listener_connect. */
+int pr_finalize_seccomp_connect (const struct pr_config *cfg, pr_error **err);
 
 /* Clears FD_CLOEXEC on those of 3..3+preserve_fds-1 that the caller passed
  * in (caller, see fds.h; the runtime's own fds that took a free number in

@@ -129,7 +129,7 @@ container_init (struct create_ctx *c)
   if (err == NULL)
     pr_finalize_prepare (p, cfg, &exe, &env, &err);
   if (err == NULL)
-    pr_finalize_security (p, cfg, c->state_json, &err);
+    pr_finalize_security (p, cfg, c->seccomp_listener, c->state_json, &err);
   if (err)
     child_fail (c, err);
   if (c->link.console_fd >= 0)
@@ -145,7 +145,7 @@ container_init (struct create_ctx *c)
       _exit (1);
     }
   pr_finalize_fds (c->listen_fds + c->o->preserve_fds, &c->g->caller_fds);
-  if (pr_finalize_seccomp_last (p, cfg, created_json, &err) < 0)
+  if (pr_finalize_seccomp_last (p, cfg, c->seccomp_listener, created_json, &err) < 0)
     {
       pr_log_fatal_error (err);
       _exit (1);

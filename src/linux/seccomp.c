@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
 
 static void
 scmp_releasep (scmp_filter_ctx *ctx)
@@ -209,12 +211,112 @@ add_syscall (scmp_filter_ctx ctx, const struct pr_seccomp_syscall *s, uint32_t d
   return add_syscall_rules (ctx, s, action, conds, err);
 }
 
-/* Builds the whole filter into *out (not loaded).  *uses_notify tells
- * whether a rule needs the notify listener. */
+/* The highest native syscall number that the profile names and this
+ * libseccomp resolves, or -1 when it names none. */
+static int
+highest_known_syscall (const struct pr_seccomp *sc)
+{
+  int max = -1;
+
+  for (size_t i = 0; i < sc->n_syscalls; i++)
+    for (char **n = sc->syscalls[i].names; n && *n; n++)
+      {
+        int nr = seccomp_syscall_resolve_name (*n);
+        if (nr != __NR_SCMP_ERROR && nr > max)
+          max = nr;
+      }
+  return max;
+}
+
+/* A syscall newer than the profile (a number above every one it names)
+ * is one its author could not decide on: it fails with ENOSYS, so that
+ * libc falls back to the older call (clone3 -> clone, openat2 -> openat,
+ * faccessat2 -> faccessat) instead of taking the default errno (EPERM)
+ * as a hard failure.  A syscall the profile knew and left to the default
+ * keeps the default.  runc does the same by patching the filter's BPF; the
+ * rules here cover the native architecture's numbers up to
+ * PR_SECCOMP_ENOSYS_CEILING (the x86_64 and aarch64 tables end below 500
+ * in 2026); a compat architecture (x86 on x86_64) keeps the default, since
+ * libseccomp takes raw numbers only in the native table.  Only when the default is a
+ * denial: with an allowing default there is nothing to fall back from. */
+#define PR_SECCOMP_ENOSYS_CEILING 1024
+static int
+add_enosys_above_known (scmp_filter_ctx ctx, const struct pr_seccomp *sc, uint32_t default_action, pr_error **err)
+{
+  int max = highest_known_syscall (sc);
+
+  if (max < 0 || default_action == SCMP_ACT_ALLOW || default_action == SCMP_ACT_LOG
+      || default_action == SCMP_ACT_ERRNO (ENOSYS))
+    return 0;
+  for (int nr = max + 1; nr < PR_SECCOMP_ENOSYS_CEILING; nr++)
+    {
+      int rc = seccomp_rule_add (ctx, SCMP_ACT_ERRNO (ENOSYS), nr, 0);
+      /* A number this libseccomp refuses is left to the default. */
+      if (rc < 0 && rc != -EDOM && rc != -EINVAL && rc != -EEXIST && rc != -EFAULT)
+        return pr_error_set (err, -rc, "seccomp: ENOSYS rule for syscall number %d", nr);
+    }
+  return 0;
+}
+
+/* Builds one part of the filter into *out: native (the native
+ * architecture, with the ENOSYS rules, whose raw numbers are the native
+ * table's) or the profile's other architectures (*out NULL when it names
+ * none).  Rules by name are translated to each architecture. */
+static int
+build_part (const struct pr_seccomp *sc, uint32_t default_action, bool native, scmp_filter_ctx *out,
+            bool *uses_notify, pr_error **err)
+{
+  _cleanup_scmp_ scmp_filter_ctx ctx = seccomp_init (default_action);
+  size_t n_arches = 0;
+  int rc;
+
+  *out = NULL;
+  if (ctx == NULL)
+    return pr_error_invalid (err, "seccomp: init filter with default action `%s`", sc->default_action);
+  for (char **a = sc->architectures; a && *a; a++)
+    {
+      uint32_t arch;
+      if (resolve_arch (*a, &arch, err) < 0)
+        return -1;
+      if (native || arch == seccomp_arch_native ())
+        continue;
+      rc = seccomp_arch_add (ctx, arch);
+      if (rc < 0 && rc != -EEXIST)
+        return pr_error_set (err, -rc, "seccomp: add architecture `%s`", *a);
+      n_arches++;
+    }
+  if (!native && n_arches == 0)
+    return 0;
+  if (!native && (rc = seccomp_arch_remove (ctx, SCMP_ARCH_NATIVE)) < 0)
+    return pr_error_set (err, -rc, "seccomp: remove the native architecture");
+
+  /* noNewPrivileges is the config's decision (process.noNewPrivileges), not
+   * libseccomp's: without NNP the filter is loaded while CAP_SYS_ADMIN is
+   * still held. */
+  rc = seccomp_attr_set (ctx, SCMP_FLTATR_CTL_NNP, 0);
+  if (rc < 0)
+    return pr_error_set (err, -rc, "seccomp: clear no_new_privs attribute");
+  for (char **f = sc->flags; f && *f; f++)
+    if (apply_flag (ctx, *f, err) < 0)
+      return -1;
+  for (size_t i = 0; i < sc->n_syscalls; i++)
+    if (add_syscall (ctx, &sc->syscalls[i], default_action, uses_notify, err) < 0)
+      return -1;
+  if (native && add_enosys_above_known (ctx, sc, default_action, err) < 0)
+    return -1;
+  *out = steal_pointer (&ctx);
+  return 0;
+}
+
+/* Builds the whole filter into *out (not loaded): the native part merged
+ * with the other architectures' (seccomp_merge(3) wants disjoint
+ * architectures).  *uses_notify tells whether a rule needs the notify
+ * listener. */
 static int
 build_filter (const struct pr_seccomp *sc, scmp_filter_ctx *out, bool *uses_notify, pr_error **err)
 {
   _cleanup_scmp_ scmp_filter_ctx ctx = NULL;
+  scmp_filter_ctx others = NULL;
   uint32_t default_action;
   int rc;
 
@@ -226,34 +328,14 @@ build_filter (const struct pr_seccomp *sc, scmp_filter_ctx *out, bool *uses_noti
   if (default_action == SCMP_ACT_NOTIFY)
     return pr_error_invalid (err, "seccomp: SCMP_ACT_NOTIFY cannot be the default action");
 
-  ctx = seccomp_init (default_action);
-  if (ctx == NULL)
-    return pr_error_invalid (err, "seccomp: init filter with default action `%s`", sc->default_action);
-
-  /* noNewPrivileges is the config's decision (process.noNewPrivileges), not
-   * libseccomp's: without NNP the filter is loaded while CAP_SYS_ADMIN is
-   * still held. */
-  rc = seccomp_attr_set (ctx, SCMP_FLTATR_CTL_NNP, 0);
-  if (rc < 0)
-    return pr_error_set (err, -rc, "seccomp: clear no_new_privs attribute");
-
-  for (char **a = sc->architectures; a && *a; a++)
+  if (build_part (sc, default_action, true, &ctx, uses_notify, err) < 0
+      || build_part (sc, default_action, false, &others, uses_notify, err) < 0)
+    return -1;
+  if (others && (rc = seccomp_merge (ctx, others)) < 0)
     {
-      uint32_t arch;
-      if (resolve_arch (*a, &arch, err) < 0)
-        return -1;
-      rc = seccomp_arch_add (ctx, arch);
-      if (rc < 0 && rc != -EEXIST)
-        return pr_error_set (err, -rc, "seccomp: add architecture `%s`", *a);
+      seccomp_release (others);
+      return pr_error_set (err, -rc, "seccomp: merge the architectures' filters");
     }
-
-  for (char **f = sc->flags; f && *f; f++)
-    if (apply_flag (ctx, *f, err) < 0)
-      return -1;
-
-  for (size_t i = 0; i < sc->n_syscalls; i++)
-    if (add_syscall (ctx, &sc->syscalls[i], default_action, uses_notify, err) < 0)
-      return -1;
 
   if (*uses_notify && (sc->listener_path == NULL || sc->listener_path[0] == '\0'))
     return pr_error_invalid (err, "seccomp: SCMP_ACT_NOTIFY requires linux.seccomp.listenerPath");
@@ -340,6 +422,53 @@ pr_seccomp_listener_connect (const struct pr_seccomp *sc, pr_error **err)
   return connect_unix (sc->listener_path, err);
 }
 
+static int
+gen_str (yajl_gen g, const char *s)
+{
+  return yajl_gen_string (g, (const unsigned char *) s, strlen (s)) == yajl_gen_status_ok ? 0 : -1;
+}
+
+char *
+pr_seccomp_process_state (const struct pr_seccomp *sc, const char *state_json, pr_error **err)
+{
+  char errbuf[128];
+  yajl_val st = yajl_tree_parse (state_json ? state_json : "", errbuf, sizeof errbuf);
+  const char *pid_path[] = { "pid", NULL };
+  const char *ver_path[] = { "ociVersion", NULL };
+  yajl_val pid, ver;
+  yajl_gen g;
+  const unsigned char *buf;
+  size_t len;
+  char *out = NULL;
+
+  if (st == NULL || !YAJL_IS_OBJECT (st))
+    {
+      if (st)
+        yajl_tree_free (st);
+      pr_error_invalid (err, "seccomp: container state is not a JSON object");
+      return NULL;
+    }
+  pid = yajl_tree_get (st, pid_path, yajl_t_number);
+  ver = yajl_tree_get (st, ver_path, yajl_t_string);
+  g = yajl_gen_alloc (NULL);
+  int bad = yajl_gen_map_open (g) != yajl_gen_status_ok || gen_str (g, "ociVersion") < 0
+            || gen_str (g, ver ? YAJL_GET_STRING (ver) : "1.0.2") < 0 || gen_str (g, "fds") < 0
+            || yajl_gen_array_open (g) != yajl_gen_status_ok || gen_str (g, "seccompFd") < 0
+            || yajl_gen_array_close (g) != yajl_gen_status_ok || gen_str (g, "pid") < 0
+            || yajl_gen_integer (g, pid && YAJL_IS_INTEGER (pid) ? YAJL_GET_INTEGER (pid) : 0) != yajl_gen_status_ok
+            || gen_str (g, "metadata") < 0 || gen_str (g, sc->listener_metadata ? sc->listener_metadata : "") < 0
+            || gen_str (g, "state") < 0;
+  /* The state object itself goes in verbatim after "state": (yajl_gen
+   * has no raw insert; the map is closed by hand). */
+  if (!bad && yajl_gen_get_buf (g, &buf, &len) == yajl_gen_status_ok)
+    out = xasprintf ("%.*s:%s}", (int) len, (const char *) buf, state_json);
+  yajl_gen_free (g);
+  yajl_tree_free (st);
+  if (out == NULL)
+    pr_error_invalid (err, "seccomp: cannot build the container process state");
+  return out;
+}
+
 int
 pr_seccomp_send_listener (const struct pr_seccomp *sc, int sock, int notify_fd, const char *state_json,
                           pr_error **err)
@@ -355,8 +484,11 @@ pr_seccomp_send_listener (const struct pr_seccomp *sc, int sock, int notify_fd, 
   struct cmsghdr *cm;
   ssize_t n;
 
-  if (state_json == NULL || state_json[0] == '\0')
-    return pr_error_invalid (err, "seccomp: empty container process state");
+  _cleanup_free_ char *process_state = pr_seccomp_process_state (sc, state_json, err);
+
+  if (process_state == NULL)
+    return -1;
+  state_json = process_state;
 
   /* The first chunk carries the fd; a stream socket may take the rest of
    * the JSON in further writes. */

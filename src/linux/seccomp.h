@@ -27,13 +27,23 @@ int pr_seccomp_load (const struct pr_seccomp *sc, int *notify_fd_out, pr_error *
  * listenerPath, open/socket/connect errno, ENAMETOOLONG. */
 int pr_seccomp_listener_connect (const struct pr_seccomp *sc, pr_error **err);
 
-/* Sends the notify fd and state_json over sock (from
+/* Returns (malloc'd) the runtime-spec containerProcessState for the
+ * listener: {"ociVersion", "fds": ["seccompFd"], "pid" (the state's pid,
+ * the container's init as the runtime sees it), "metadata"
+ * (listenerMetadata, "" when absent), "state" (state_json verbatim)}.
+ * Errors: EINVAL (NULL returned) when state_json is not a JSON object.
+ * Source: runtime-spec config-linux.md "Seccomp", containerProcessState. */
+char *pr_seccomp_process_state (const struct pr_seccomp *sc, const char *state_json, pr_error **err);
+
+/* Sends the notify fd and the containerProcessState built from state_json
+ * (pr_seccomp_process_state) over sock (from
  * pr_seccomp_listener_connect; SCM_RIGHTS with the first chunk), then
  * shuts down the writing side so a listener reading to EOF has the whole
  * state.  Closes nothing: the caller keeps both fds (close-on-exec) to
  * execve, since close(2) may itself be notified.  sc names the path in
  * messages.  Errors: EINVAL for an empty state, sendmsg/send/shutdown
- * errno.  Source: runtime-spec config-linux.md "Seccomp" listenerPath. */
+ * errno; EINVAL from pr_seccomp_process_state.  Source: runtime-spec
+ * config-linux.md "Seccomp" listenerPath. */
 int pr_seccomp_send_listener (const struct pr_seccomp *sc, int sock, int notify_fd, const char *state_json,
                               pr_error **err);
 
