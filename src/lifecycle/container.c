@@ -780,6 +780,8 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
   /* pr_cgroup_destroy kills what is left in the cgroup before removing it */
   if (st->cgroup_path && pr_cgroup_destroy (st->cgroup_path, err) < 0)
     return -1;
+  if (st->cgroup_path && pr_rollout_delete_cgroup (st->cgroup_path, err) < 0)
+    return -1;
   if (cfg)
     run_warn_hooks (cfg, PR_HOOK_POSTSTOP, "poststop", json);
   if (pr_rollout_delete (st->state_dirfd, st->rootfs, err) < 0)

@@ -457,7 +457,15 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
     close (c->link.console_fd);
   c->link.console_fd = -1;
   char *sub[] = { (char *) c->o->cgroup, NULL }; /* exec --cgroup (crun, runc) */
-  if (c->st->cgroup_path
+  /* The plan may place the process in a cgroup of its own. */
+  int placed = c->st->cgroup_path ? pr_rollout_exec_enter_cgroup (&c->plan, c->st->cgroup_path, j, err) : 0;
+  if (placed < 0)
+    {
+      kill (j, SIGKILL);
+      waitpid (j, NULL, 0);
+      return -1;
+    }
+  if (!placed && c->st->cgroup_path
       && (c->o->cgroup ? pr_cgroup_enter_sub (c->st->cgroup_path, sub, j, err)
                        : pr_cgroup_enter (c->st->cgroup_path, j, err)) < 0)
     {
@@ -473,7 +481,11 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
     r = pr_sync_expect (c->link.sync_parent, PR_SYNC_PID, "exec setup", &pid, NULL, err);
   waitpid (j, NULL, 0);
   if (r < 0)
-    return -1;
+    {
+      if (placed)
+        pr_rollout_exec_failed_cgroup (&c->plan, c->st->cgroup_path);
+      return -1;
+    }
   *pid_out = pid;
   if (pr_rollout_exec_holds_start (&c->plan)
       && (pr_rollout_exec_started (&c->plan, pid, err) < 0 || pr_sync_send (c->link.sync_parent, PR_SYNC_GO, 0, NULL, err) < 0))

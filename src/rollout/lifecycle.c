@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 
 #include "lifecycle.h"
+#include "budget.h"
 #include "network.h"
 #include "procs.h"
 #include "../base/log.h"
@@ -97,6 +98,28 @@ int
 pr_rollout_delete (int state_dirfd, const char *rootfs, pr_error **err)
 {
   return pr_rollout_restore_hidden (state_dirfd, rootfs, err);
+}
+
+int
+pr_rollout_delete_cgroup (const char *cgroup_path, pr_error **err)
+{
+  return pr_budget_destroy (cgroup_path, err);
+}
+
+int
+pr_rollout_exec_enter_cgroup (const struct pr_rollout_exec_plan *plan, const char *cgroup_path, pid_t pid,
+                              pr_error **err)
+{
+  if (plan->rollout == NULL || plan->phase == PR_PHASE_AGENT)
+    return 0;
+  return pr_budget_enter (plan->rollout->policy, cgroup_path, pid, err) < 0 ? -1 : 1;
+}
+
+void
+pr_rollout_exec_failed_cgroup (const struct pr_rollout_exec_plan *plan, const char *cgroup_path)
+{
+  if (plan->rollout != NULL && plan->phase != PR_PHASE_AGENT)
+    pr_budget_release (cgroup_path);
 }
 
 /* verifier.agent_processes before a verifier session.  A container

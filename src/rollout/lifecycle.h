@@ -81,6 +81,12 @@ void pr_rollout_stop (int state_dirfd);
  * those of pr_rollout_restore_hidden. */
 int pr_rollout_delete (int state_dirfd, const char *rootfs, pr_error **err);
 
+/* On delete, after the container's cgroup is removed (cgroup_path): kills
+ * what is left of the verifier and setup sessions' own cgroup and removes
+ * it (pr_budget_destroy, budget.h; nothing when there is none, as for a
+ * plain container).  Errors: those of pr_budget_destroy. */
+int pr_rollout_delete_cgroup (const char *cgroup_path, pr_error **err);
+
 /* --------------------------------------------------------------- exec */
 
 struct pr_rollout_exec_plan
@@ -133,6 +139,19 @@ bool pr_rollout_exec_needs_pidns (const struct pr_rollout_exec_plan *plan);
  * pr_rollout_exec_started) before it runs the command: its egress token
  * must be live at the helper first. */
 bool pr_rollout_exec_holds_start (const struct pr_rollout_exec_plan *plan);
+
+/* The runtime side, the joiner pid forked, before its go: a setup or
+ * verifier session goes into its own cgroup next to the container's
+ * cgroup_path, with the policy's budget (pr_budget_enter, budget.h);
+ * returns 1 then, 0 when the lifecycle places pid as for any exec (an
+ * agent session, a plain container), -1 on error (pr_budget_enter's). */
+int pr_rollout_exec_enter_cgroup (const struct pr_rollout_exec_plan *plan, const char *cgroup_path, pid_t pid,
+                                  pr_error **err);
+
+/* After pr_rollout_exec_enter_cgroup returned 1 and the exec then failed
+ * in the runtime: removes the session's cgroup when nothing is left in it
+ * (pr_budget_release). */
+void pr_rollout_exec_failed_cgroup (const struct pr_rollout_exec_plan *plan, const char *cgroup_path);
 
 /* In the joiner, still the host's root in the host's mount namespace,
  * before it joins anything (pidns_fd: the pid namespace it will join):

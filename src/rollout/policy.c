@@ -471,6 +471,22 @@ pr_policy_gen (yajl_gen g, const struct pr_policy *p)
       gstr (g, "agent_processes");
       gstr (g, p->agent_processes == PR_AGENT_PROCS_FREEZE ? "freeze" : "kill");
     }
+  if (p->verifier_memory || p->verifier_pids)
+    {
+      gstr (g, "resources");
+      yajl_gen_map_open (g);
+      if (p->verifier_memory)
+        {
+          gstr (g, "memory");
+          yajl_gen_integer (g, p->verifier_memory);
+        }
+      if (p->verifier_pids)
+        {
+          gstr (g, "pids");
+          yajl_gen_integer (g, p->verifier_pids);
+        }
+      yajl_gen_map_close (g);
+    }
   gstr (g, "mounts");
   yajl_gen_array_open (g);
   for (size_t i = 0; i < p->n_verifier_mounts; i++)

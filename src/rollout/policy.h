@@ -85,6 +85,11 @@ struct pr_policy
   bool has_phase_secret;             /* phase_secret_sha256 given */
   uint8_t phase_secret_sha256[PR_PHASE_SECRET_LEN]; /* sha256 of the harness's argv phase secret */
   enum pr_agent_processes agent_processes; /* verifier.agent_processes */
+  /* verifier.resources: the budget of the verifier and setup sessions'
+   * own cgroup (rollout/budget.h).  0 = not given (the default applies),
+   * -1 = no limit ("max"), else bytes of memory / a number of tasks. */
+  int64_t verifier_memory;
+  int64_t verifier_pids;
 };
 
 /* Parses and validates a policy document (len bytes).  Errors (errnum 0,

@@ -397,13 +397,46 @@ parse_agent_processes (yajl_val v, enum pr_agent_processes *out, pr_error **err)
   return pr_policy_perr (err, "verifier.agent_processes: \"%s\" must be \"keep\", \"freeze\" or \"kill\"", s);
 }
 
+/* One verifier.resources limit: a positive integer, or -1 for none. */
+static int
+parse_limit (yajl_val v, const char *field, long long min, int64_t *out, pr_error **err)
+{
+  if (!YAJL_IS_INTEGER (v))
+    return pr_policy_type_err (err, field, "an integer", v);
+  long long n = YAJL_GET_INTEGER (v);
+  if (n != -1 && n < min)
+    return pr_policy_perr (err, "%s: %lld must be -1 (no limit) or at least %lld", field, n, min);
+  *out = n;
+  return 0;
+}
+
+/* verifier.resources: {"memory": BYTES, "pids": N}, the verifier and
+ * setup sessions' own cgroup budget (rollout/budget.h).  A memory limit
+ * under 4 MiB or a pids limit under 8 could not run a shell. */
+static int
+parse_resources (yajl_val v, struct pr_policy *p, pr_error **err)
+{
+  static const char *const keys[] = { "memory", "pids", NULL };
+  if (!YAJL_IS_OBJECT (v))
+    return pr_policy_type_err (err, "verifier.resources", "an object", v);
+  if (pr_policy_check_keys (v, "verifier.resources", keys, err) < 0)
+    return -1;
+  yajl_val x;
+  if ((x = pr_policy_member (v, "memory"))
+      && parse_limit (x, "verifier.resources.memory", 4LL << 20, &p->verifier_memory, err) < 0)
+    return -1;
+  if ((x = pr_policy_member (v, "pids")) && parse_limit (x, "verifier.resources.pids", 8, &p->verifier_pids, err) < 0)
+    return -1;
+  return 0;
+}
+
 int
 pr_policy_parse_phase (yajl_val v, const char *name, struct pr_phase_policy *ph, struct pr_policy *p,
                        bool check_sources, pr_error **err)
 {
   static const char *const keys[] = { "user", "env", "network_mode", "allowed_hosts", "allowed_ports", NULL };
   static const char *const vkeys[] = { "user", "env", "network_mode", "allowed_hosts", "allowed_ports", "mounts",
-                                       "agent_processes", NULL };
+                                       "agent_processes", "resources", NULL };
   bool verifier = strcmp (name, "verifier") == 0;
   if (!YAJL_IS_OBJECT (v))
     return pr_policy_type_err (err, name, "an object", v);
@@ -463,6 +496,8 @@ pr_policy_parse_phase (yajl_val v, const char *name, struct pr_phase_policy *ph,
     }
   if (verifier && (x = pr_policy_member (v, "agent_processes"))
       && parse_agent_processes (x, &p->agent_processes, err) < 0)
+    return -1;
+  if (verifier && (x = pr_policy_member (v, "resources")) && parse_resources (x, p, err) < 0)
     return -1;
   if (verifier && (x = pr_policy_member (v, "mounts")))
     return parse_mounts (x, p, check_sources, err);

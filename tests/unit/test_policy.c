@@ -155,6 +155,12 @@ static const struct bad_case bad_cases[] = {
     "rollout policy: verifier.agent_processes: \"pause\" must be \"keep\", \"freeze\" or \"kill\"" },
   { "{\"version\": 1, \"verifier\": {\"agent_processes\": true}}",
     "rollout policy: verifier.agent_processes: expected a string, got a boolean" },
+  { "{\"version\": 1, \"verifier\": {\"resources\": {\"memory\": 1024}}}",
+    "rollout policy: verifier.resources.memory: 1024 must be -1 (no limit) or at least 4194304" },
+  { "{\"version\": 1, \"verifier\": {\"resources\": {\"pids\": 0}}}",
+    "rollout policy: verifier.resources.pids: 0 must be -1 (no limit) or at least 8" },
+  { "{\"version\": 1, \"verifier\": {\"resources\": {\"cpu\": 1}}}",
+    "rollout policy: verifier.resources: unknown key \"cpu\"" },
   { "{\"version\": 1, \"agent\": {\"agent_processes\": \"kill\"}}",
     "rollout policy: agent: unknown key \"agent_processes\"" },
   { "{\"version\": 1, \"agent\": {\"network_mode\": \"none\", \"allowed_ports\": [21]}}",
@@ -431,6 +437,31 @@ test_env_drop (void **state)
   assert_false (pr_policy_env_dropped (NULL, "HUD_TOKEN"));
 }
 
+/* verifier.resources: parsed, defaults 0 (= budget.h defaults), and kept
+ * by the normalised JSON the verifier and delete re-read. */
+static void
+test_resources (void **state)
+{
+  (void) state;
+  const char *doc = "{\"version\": 1, \"verifier\": {\"resources\": {\"memory\": 67108864, \"pids\": -1}}}";
+  struct pr_policy *p = NULL, *q = NULL;
+  pr_error *err = NULL;
+  assert_int_equal (pr_policy_parse (doc, strlen (doc), &p, &err), 0);
+  assert_int_equal (p->verifier_memory, 67108864);
+  assert_int_equal (p->verifier_pids, -1);
+  char *json = pr_policy_to_json (p);
+  assert_int_equal (pr_policy_parse_saved (json, strlen (json), &q, &err), 0);
+  assert_int_equal (q->verifier_memory, 67108864);
+  assert_int_equal (q->verifier_pids, -1);
+  free (json);
+  pr_policy_free (p);
+  pr_policy_free (q);
+  assert_int_equal (pr_policy_parse ("{\"version\": 1}", 14, &p, &err), 0);
+  assert_int_equal (p->verifier_memory, 0);
+  assert_int_equal (p->verifier_pids, 0);
+  pr_policy_free (p);
+}
+
 static void
 test_load (void **state)
 {
@@ -577,6 +608,7 @@ main (void)
     cmocka_unit_test (test_host_matching),
     cmocka_unit_test (test_env_drop),
     cmocka_unit_test (test_load),
+    cmocka_unit_test (test_resources),
     cmocka_unit_test (test_to_json_roundtrip),
     cmocka_unit_test (test_ports),
     cmocka_unit_test (test_len_and_nul),
