@@ -8,6 +8,7 @@
 #include "../rollout/hidden.h"
 #include "../rollout/network.h"
 #include "../rollout/rollout.h"
+#include "../rollout/tamper.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -122,6 +123,7 @@ print_status (const struct pr_state *st, const struct pr_rollout *r, pr_error **
   GS (g, p->verifier.user ? p->verifier.user : "(container user)");
   yajl_gen_map_close (g);
   gen_hidden (g, st, p);
+  pr_tamper_gen (g, st->state_dirfd, p);
   GS (g, "policy");
   pr_policy_gen (g, p);
   yajl_gen_map_close (g);

@@ -487,6 +487,16 @@ pr_policy_gen (yajl_gen g, const struct pr_policy *p)
         }
       yajl_gen_map_close (g);
     }
+  if (p->base != PR_BASE_ROLLOUT)
+    {
+      gstr (g, "base");
+      gstr (g, "image");
+    }
+  if (p->base_paths)
+    {
+      gstr (g, "base_paths");
+      gstrv (g, p->base_paths);
+    }
   gstr (g, "mounts");
   yajl_gen_array_open (g);
   for (size_t i = 0; i < p->n_verifier_mounts; i++)
@@ -575,6 +585,7 @@ pr_policy_free (struct pr_policy *p)
     }
   free (p->verifier_mounts);
   pr_strv_free (p->hide);
+  pr_strv_free (p->base_paths);
   for (size_t i = 0; i < p->n_peers; i++)
     {
       free (p->peers[i].name);

@@ -41,6 +41,17 @@ enum pr_agent_processes
   PR_AGENT_PROCS_KILL,     /* "kill": every one but pid 1 killed (SIGKILL) */
 };
 
+/* verifier.base: what the verifier's base paths (verifier.base_paths) show
+ * (docs/rollout.md "The verifier's base"). */
+enum pr_verifier_base
+{
+  PR_BASE_ROLLOUT = 0, /* "rollout" (default): the agent's live rootfs everywhere */
+  PR_BASE_IMAGE,       /* "image": the base paths as the image had them at create */
+};
+
+/* verifier.base_paths when the policy gives none. */
+extern const char *const pr_policy_default_base_paths[];
+
 struct pr_phase_policy
 {
   char *user;               /* "uid[:gid]" or a name from the image; NULL = process.user */
@@ -90,6 +101,9 @@ struct pr_policy
    * -1 = no limit ("max"), else bytes of memory / a number of tasks. */
   int64_t verifier_memory;
   int64_t verifier_pids;
+  enum pr_verifier_base base;        /* verifier.base */
+  char **base_paths;                 /* verifier.base_paths, NULL-terminated, normalised;
+                                      * NULL = pr_policy_default_base_paths */
 };
 
 /* Parses and validates a policy document (len bytes).  Errors (errnum 0,
@@ -102,7 +116,9 @@ struct pr_policy
  * /sys or /dev, a verifier mount source that does not exist, a peer with an
  * invalid name, port 0, a port used twice by one name, or a target not of
  * the form "tcp:HOST:PORT", duplicate verifier mount destinations, a
- * phase_secret_sha256 that is not 64 hex digits. */
+ * phase_secret_sha256 that is not 64 hex digits, a verifier.base other than
+ * "rollout" or "image", verifier.base_paths entries that are not absolute
+ * paths, are "/" or under /proc, /sys or /dev, or are listed twice. */
 int pr_policy_parse (const char *data, size_t len, struct pr_policy **out, pr_error **err);
 
 /* As pr_policy_parse, without requiring the verifier mount sources to
@@ -159,5 +175,8 @@ void pr_policy_gen (yajl_gen g, const struct pr_policy *p);
 void pr_policy_free (struct pr_policy *p);
 static inline void pr_policy_freep (struct pr_policy **p) { if (*p) pr_policy_free (*p); }
 #define _cleanup_policy_ __attribute__ ((cleanup (pr_policy_freep)))
+
+/* The verifier's base paths: p->base_paths, or the defaults. */
+const char *const *pr_policy_base_paths (const struct pr_policy *p);
 
 #endif

@@ -430,13 +430,74 @@ parse_resources (yajl_val v, struct pr_policy *p, pr_error **err)
   return 0;
 }
 
+const char *const pr_policy_default_base_paths[] = {
+  "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+  "/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.cache", NULL,
+};
+
+const char *const *
+pr_policy_base_paths (const struct pr_policy *p)
+{
+  return p->base_paths ? (const char *const *) p->base_paths : pr_policy_default_base_paths;
+}
+
+/* verifier.base: "rollout" | "image" (SPEC section 2, "A trusted base"). */
+static int
+parse_base (yajl_val v, enum pr_verifier_base *out, pr_error **err)
+{
+  const char *s = YAJL_IS_STRING (v) ? YAJL_GET_STRING (v) : NULL;
+  if (s == NULL)
+    return pr_policy_type_err (err, "verifier.base", "a string", v);
+  if (strcmp (s, "rollout") == 0 || strcmp (s, "image") == 0)
+    {
+      *out = s[0] == 'i' ? PR_BASE_IMAGE : PR_BASE_ROLLOUT;
+      return 0;
+    }
+  return pr_policy_perr (err, "verifier.base: \"%s\" must be \"rollout\" or \"image\"", s);
+}
+
+/* verifier.base_paths: absolute paths, normalised; "/" and the pseudo
+ * filesystems are refused (a base of "/" would be the whole image, which
+ * is not a base but a different rollout). */
+static int
+parse_base_paths (yajl_val v, struct pr_policy *p, pr_error **err)
+{
+  if (get_array (v, "verifier.base_paths", err) < 0)
+    return -1;
+  size_t n = YAJL_GET_ARRAY (v)->len;
+  char **out = xmalloc0 ((n + 1) * sizeof (char *));
+  pr_strv_free (p->base_paths);
+  p->base_paths = out;
+  for (size_t i = 0; i < n; i++)
+    {
+      yajl_val e = YAJL_GET_ARRAY (v)->values[i];
+      _cleanup_free_ char *f = xasprintf ("verifier.base_paths[%zu]", i);
+      if (!YAJL_IS_STRING (e))
+        return pr_policy_type_err (err, f, "a string", e);
+      const char *raw = YAJL_GET_STRING (e), *why = NULL;
+      _cleanup_free_ char *path = normalise_abs (raw, &why);
+      if (path == NULL)
+        return pr_policy_perr (err, "%s: \"%s\" %s", f, raw, why);
+      if (strcmp (path, "/") == 0)
+        return pr_policy_perr (err, "%s: \"/\" cannot be a base path", f);
+      const char *pseudo = pseudo_fs_prefix (path);
+      if (pseudo)
+        return pr_policy_perr (err, "%s: \"%s\" is under %s, which cannot be a base path", f, raw, pseudo);
+      for (size_t j = 0; j < i; j++)
+        if (strcmp (out[j], path) == 0)
+          return pr_policy_perr (err, "%s: \"%s\" is listed twice (verifier.base_paths[%zu])", f, raw, j);
+      out[i] = steal_pointer (&path);
+    }
+  return 0;
+}
+
 int
 pr_policy_parse_phase (yajl_val v, const char *name, struct pr_phase_policy *ph, struct pr_policy *p,
                        bool check_sources, pr_error **err)
 {
   static const char *const keys[] = { "user", "env", "network_mode", "allowed_hosts", "allowed_ports", NULL };
   static const char *const vkeys[] = { "user", "env", "network_mode", "allowed_hosts", "allowed_ports", "mounts",
-                                       "agent_processes", "resources", NULL };
+                                       "agent_processes", "resources", "base", "base_paths", NULL };
   bool verifier = strcmp (name, "verifier") == 0;
   if (!YAJL_IS_OBJECT (v))
     return pr_policy_type_err (err, name, "an object", v);
@@ -498,6 +559,10 @@ pr_policy_parse_phase (yajl_val v, const char *name, struct pr_phase_policy *ph,
       && parse_agent_processes (x, &p->agent_processes, err) < 0)
     return -1;
   if (verifier && (x = pr_policy_member (v, "resources")) && parse_resources (x, p, err) < 0)
+    return -1;
+  if (verifier && (x = pr_policy_member (v, "base")) && parse_base (x, &p->base, err) < 0)
+    return -1;
+  if (verifier && (x = pr_policy_member (v, "base_paths")) && parse_base_paths (x, p, err) < 0)
     return -1;
   if (verifier && (x = pr_policy_member (v, "mounts")))
     return parse_mounts (x, p, check_sources, err);

@@ -2,6 +2,7 @@
  * exec-time phase choice (see rollout.h). */
 #define _GNU_SOURCE
 #include "rollout.h"
+#include "base.h"
 #include "hidden.h"
 #include "namespaces.h"
 #include "network.h"
@@ -223,6 +224,10 @@ pr_rollout_create (const char *source, struct pr_config *cfg, const char *rootfs
                               source[0] == '@' ? ": " : "");
       pr_identity_free_contents (&id);
     }
+  /* Before anything is moved out of the rootfs: a refused verifier.base
+   * leaves the image as it was. */
+  if (pr_base_record (rootfs, policy, state_dirfd, err) < 0)
+    return -1;
   if (pr_rollout_namespaces (cfg, err) < 0)
     return -1;
   struct pr_process *proc = &cfg->process;

@@ -1,6 +1,7 @@
 /* verifier.c - mounting the verifier's view (see verifier.h). */
 #define _GNU_SOURCE
 #include "verifier.h"
+#include "base.h"
 #include "hidden.h"
 #include "../base/log.h"
 #include "../base/syscall.h"
@@ -50,8 +51,8 @@ open_tree_clone (int dirfd, const char *path, bool readonly, int *fd_out, pr_err
   return open_tree_flags (dirfd, path, true, readonly ? MS_RDONLY : 0, fd_out, err);
 }
 
-static void
-add (struct pr_verifier_view *v, const char *target, int fd, bool is_dir)
+void
+pr_verifier_view_add (struct pr_verifier_view *v, const char *target, int fd, bool is_dir)
 {
   v->v = xrealloc (v->v, (v->n + 1) * sizeof *v->v);
   v->v[v->n].target = xstrdup (target);
@@ -85,14 +86,14 @@ add_engine_mounts (struct pr_verifier_view *v, const struct pr_hidden_mount *em,
           fd = new_tmpfs (err);
           if (fd < 0)
             return -1;
-          add (v, em[i].destination, fd, true);
+          pr_verifier_view_add (v, em[i].destination, fd, true);
           continue;
         }
       if (stat (em[i].source, &st) < 0)
         return pr_error_set (err, errno, "engine mount source `%s` (for `%s`)", em[i].source, em[i].destination);
       if (open_tree_flags (AT_FDCWD, em[i].source, em[i].recursive, em[i].flags, &fd, err) < 0)
         return -1;
-      add (v, em[i].destination, fd, S_ISDIR (st.st_mode));
+      pr_verifier_view_add (v, em[i].destination, fd, S_ISDIR (st.st_mode));
     }
   return 0;
 }
@@ -160,6 +161,9 @@ pr_verifier_view_open (const struct pr_rollout *r, pid_t init_pid, struct pr_ver
   size_t n_em = 0;
   if (pr_hidden_mounts_load (r->state_dirfd, &em, &n_em, err) < 0)
     return -1;
+  /* First, so that verifier mounts below a base path land on the image's. */
+  if (p->base == PR_BASE_IMAGE && pr_base_view_add (r->state_dirfd, r->rootfs, p, &v, err) < 0)
+    goto fail;
 
   for (size_t i = 0; p->hide && p->hide[i]; i++)
     {
@@ -171,10 +175,10 @@ pr_verifier_view_open (const struct pr_rollout *r, pid_t init_pid, struct pr_ver
           int fd = -1;
           if (open_tree_clone (stash, name, false, &fd, err) < 0)
             goto fail;
-          add (&v, p->hide[i], fd, S_ISDIR (st.st_mode));
+          pr_verifier_view_add (&v, p->hide[i], fd, S_ISDIR (st.st_mode));
         }
       else if (has_mount_under (p, em, n_em, p->hide[i]))
-        add (&v, p->hide[i], -1, true);
+        pr_verifier_view_add (&v, p->hide[i], -1, true);
     }
   if (add_engine_mounts (&v, em, n_em, err) < 0)
     goto fail;
@@ -190,7 +194,7 @@ pr_verifier_view_open (const struct pr_rollout *r, pid_t init_pid, struct pr_ver
         }
       if (open_tree_clone (AT_FDCWD, m->source, m->readonly, &fd, err) < 0)
         goto fail;
-      add (&v, m->destination, fd, S_ISDIR (st.st_mode));
+      pr_verifier_view_add (&v, m->destination, fd, S_ISDIR (st.st_mode));
     }
   v.tops = read_tops (r->state_dirfd);
   v.children = root_children (init_pid, err);

@@ -83,6 +83,10 @@ int pr_verifier_view_open (const struct pr_rollout *r, pid_t init_pid, struct pr
  * it, so only a non-directory inside an earlier view mount or inside a
  * mount the agent made over a skeleton path can stop it ("`x` exists and
  * is not a directory").  Errors: mount/mkdir errnos naming the target. */
+/* Adds a mount to the view: target (absolute, inside the container), a
+ * detached tree fd the view takes over (-1: an empty tmpfs), is_dir. */
+void pr_verifier_view_add (struct pr_verifier_view *v, const char *target, int fd, bool is_dir);
+
 int pr_verifier_view_mount (const struct pr_verifier_view *v, pr_error **err);
 
 void pr_verifier_view_free (struct pr_verifier_view *v);

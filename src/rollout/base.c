@@ -1,0 +1,468 @@
+/* base.c - the verifier's base: overlay layers recorded at create, the
+ * image's view of a path, the verifier's image-base mounts (see base.h). */
+#define _GNU_SOURCE
+#include "base.h"
+#include "verifier.h"
+#include "../base/syscall.h"
+#include "../base/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/mount.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+/* mountinfo's octal escapes (\040 for ' ' ...), in place. */
+static void
+unescape_octal (char *s)
+{
+  char *w = s;
+  for (char *q = s; *q; q++)
+    {
+      if (q[0] == '\\' && q[1] >= '0' && q[1] <= '3' && q[2] >= '0' && q[2] <= '7' && q[3] >= '0' && q[3] <= '7')
+        {
+          *w++ = (char) ((q[1] - '0') * 64 + (q[2] - '0') * 8 + (q[3] - '0'));
+          q += 3;
+        }
+      else
+        *w++ = *q;
+    }
+  *w = '\0';
+}
+
+/* The value of key= in a comma-separated option string (a copy), or NULL.
+ * overlayfs escapes ',' in its paths (seq_show_option), so a plain split
+ * on ',' is right. */
+static char *
+option (const char *opts, const char *key)
+{
+  size_t kl = strlen (key);
+  for (const char *o = opts; o && *o;)
+    {
+      size_t n = strcspn (o, ",");
+      if (n > kl && strncmp (o, key, kl) == 0 && o[kl] == '=')
+        return strndup (o + kl + 1, n - kl - 1);
+      o += n + (o[n] == ',');
+    }
+  return NULL;
+}
+
+/* Finds the last mount at mnt (stacked mounts: the top one is the one
+ * seen) and returns its fstype and super options (malloc'd). */
+static int
+find_mount (const char *mnt, char **fstype, char **opts, pr_error **err)
+{
+  _cleanup_fclose_ FILE *f = fopen ("/proc/self/mountinfo", "re");
+  if (f == NULL)
+    return pr_error_set (err, errno, "open /proc/self/mountinfo");
+  _cleanup_free_ char *line = NULL;
+  size_t cap = 0;
+  *fstype = *opts = NULL;
+  while (getline (&line, &cap, f) > 0)
+    {
+      line[strcspn (line, "\n")] = '\0';
+      char *sep = strstr (line, " - ");
+      if (sep == NULL)
+        continue;
+      *sep = '\0';
+      char *save = NULL, *field = strtok_r (line, " ", &save);
+      for (int i = 0; field && i < 4; i++)
+        field = strtok_r (NULL, " ", &save);
+      if (field == NULL)
+        continue;
+      unescape_octal (field);
+      if (strcmp (field, mnt) != 0)
+        continue;
+      char *save2 = NULL, *fs = strtok_r (sep + 3, " ", &save2);
+      char *src = fs ? strtok_r (NULL, " ", &save2) : NULL;
+      char *sopts = src ? strtok_r (NULL, " ", &save2) : NULL;
+      free (*fstype);
+      free (*opts);
+      *fstype = xstrdup (fs ? fs : "");
+      *opts = xstrdup (sopts ? sopts : "");
+    }
+  return 0;
+}
+
+/* lowerdir's value split on unescaped ':' ("::" separates data-only
+ * layers, which hold no names: they are left out), each unescaped. */
+static char **
+split_lowers (const char *val)
+{
+  char **out = xmalloc0 (sizeof (char *));
+  _cleanup_free_ char *cur = xmalloc0 (strlen (val) + 1);
+  size_t n = 0;
+  for (const char *q = val;; q++)
+    {
+      if (*q == '\\' && q[1] == ':')
+        {
+          cur[n++] = ':';
+          q++;
+          continue;
+        }
+      if (*q == ':' || *q == '\0')
+        {
+          cur[n] = '\0';
+          if (n > 0)
+            {
+              unescape_octal (cur);
+              out = pr_strv_append (out, cur);
+            }
+          n = 0;
+          if (*q == '\0' || (q[0] == ':' && q[1] == ':'))
+            break;
+          continue;
+        }
+      cur[n++] = *q;
+    }
+  return out;
+}
+
+int
+pr_base_record (const char *rootfs, const struct pr_policy *p, int state_dirfd, pr_error **err)
+{
+  char real[PATH_MAX];
+  if (realpath (rootfs, real) == NULL)
+    return pr_error_set (err, errno, "resolve rootfs `%s`", rootfs);
+  _cleanup_free_ char *fstype = NULL, *opts = NULL, *lower = NULL, *upper = NULL;
+  if (find_mount (real, &fstype, &opts, err) < 0)
+    return -1;
+  if (fstype && strcmp (fstype, "overlay") == 0)
+    {
+      lower = option (opts, "lowerdir");
+      upper = option (opts, "upperdir");
+    }
+  if (lower == NULL)
+    {
+      if (p->base == PR_BASE_IMAGE)
+        return pr_error_invalid (err,
+                                 "rollout policy: verifier.base: \"image\" needs an overlay rootfs (podman, docker, "
+                                 "containerd give one); `%s` is %s%s, which keeps no record of the image",
+                                 rootfs, fstype ? "a mount of type " : "a plain directory", fstype ? fstype : "");
+      return 0;
+    }
+  _cleanup_strv_ char **lowers = split_lowers (lower);
+  size_t len = 0;
+  for (size_t i = 0; lowers[i]; i++)
+    len += strlen (lowers[i]) + 1;
+  _cleanup_free_ char *buf = xmalloc0 (len + 1);
+  size_t off = 0;
+  for (size_t i = 0; lowers[i]; i++)
+    {
+      size_t l = strlen (lowers[i]) + 1;
+      memcpy (buf + off, lowers[i], l);
+      off += l;
+    }
+  if (pr_write_file_at (state_dirfd, PR_BASE_LOWER_FILE, buf, off, 0600, err) < 0)
+    return -1;
+  if (upper)
+    {
+      unescape_octal (upper);
+      if (pr_write_file_at (state_dirfd, PR_BASE_UPPER_FILE, upper, strlen (upper), 0600, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+void
+pr_base_load (int state_dirfd, char ***lowers, char **upper)
+{
+  _cleanup_free_ char *text = NULL;
+  size_t len = 0;
+  *lowers = NULL;
+  *upper = NULL;
+  if (pr_read_file_at (state_dirfd, PR_BASE_LOWER_FILE, &text, &len, NULL) == 0 && text)
+    {
+      char **out = xmalloc0 (sizeof (char *));
+      for (size_t off = 0; off < len; off += strlen (text + off) + 1)
+        if (text[off])
+          out = pr_strv_append (out, text + off);
+      *lowers = out;
+    }
+  if (pr_read_file_at (state_dirfd, PR_BASE_UPPER_FILE, upper, NULL, NULL) < 0)
+    *upper = NULL;
+}
+
+static bool
+is_whiteout (const struct stat *st)
+{
+  return S_ISCHR (st->st_mode) && st->st_rdev == makedev (0, 0);
+}
+
+static bool
+is_opaque (const char *path)
+{
+  char v[4];
+  ssize_t n = lgetxattr (path, "trusted.overlay.opaque", v, sizeof v);
+  return n == 1 && v[0] == 'y';
+}
+
+/* How a parent of path in one layer bears on the layers below:
+ * 0 a directory (or absent), 1 an opaque directory (this layer counts,
+ * the ones below do not), 2 a whiteout or non-directory (neither). */
+static int
+parent_state (const char *layer, const char *path)
+{
+  int state = 0;
+  _cleanup_free_ char *copy = xstrdup (path);
+  for (char *slash = strchr (copy + 1, '/'); slash; slash = strchr (slash + 1, '/'))
+    {
+      *slash = '\0';
+      _cleanup_free_ char *pp = xasprintf ("%s%s", layer, copy);
+      *slash = '/';
+      struct stat ps;
+      if (lstat (pp, &ps) < 0)
+        continue;
+      if (!S_ISDIR (ps.st_mode))
+        return 2;
+      if (is_opaque (pp))
+        state = 1;
+    }
+  return state;
+}
+
+/* The layers (top first) that make up path in the image: a directory
+ * gives each layer where it is a directory, down to an opaque one; a
+ * non-directory gives the one layer it comes from.  *kind: 0 absent,
+ * 'd' directory, 'f' anything else (from the top layer that has it). */
+static char **
+image_layers (char *const *lowers, const char *path, char *kind)
+{
+  char **out = xmalloc0 (sizeof (char *));
+  *kind = 0;
+  for (size_t i = 0; lowers && lowers[i]; i++)
+    {
+      int ps = parent_state (lowers[i], path);
+      if (ps == 2)
+        break;
+      _cleanup_free_ char *lp = xasprintf ("%s%s", lowers[i], path);
+      struct stat st;
+      if (lstat (lp, &st) == 0)
+        {
+          if (is_whiteout (&st))
+            break;
+          if (!S_ISDIR (st.st_mode))
+            {
+              if (*kind == 0)
+                {
+                  *kind = 'f';
+                  out = pr_strv_append (out, lp);
+                }
+              break;
+            }
+          *kind = 'd';
+          out = pr_strv_append (out, lp);
+          if (is_opaque (lp))
+            break;
+        }
+      if (ps == 1)
+        break;
+    }
+  return out;
+}
+
+bool
+pr_base_in_image (char *const *lowers, const char *path)
+{
+  char kind;
+  _cleanup_strv_ char **l = image_layers (lowers, path, &kind);
+  return kind != 0;
+}
+
+/* A fresh detached tmpfs (nosuid, nodev) and an fd of its root. */
+static int
+private_tmpfs (int *mnt, int *dir, pr_error **err)
+{
+  _cleanup_close_ int fs = pr_sys_fsopen ("tmpfs", FSOPEN_CLOEXEC);
+  if (fs < 0)
+    return pr_error_set (err, errno, "fsopen tmpfs");
+  if (pr_sys_fsconfig (fs, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0
+      || pr_sys_fsconfig (fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return pr_error_set (err, errno, "create a tmpfs for the verifier's base");
+  *mnt = pr_sys_fsmount (fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  if (*mnt < 0)
+    return pr_error_set (err, errno, "fsmount a tmpfs for the verifier's base");
+  *dir = openat (*mnt, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (*dir < 0)
+    {
+      close (*mnt);
+      return pr_error_set (err, errno, "open a tmpfs for the verifier's base");
+    }
+  return 0;
+}
+
+/* The image's directory (layers, top first) under a private tmpfs upper,
+ * as one detached overlay mount. */
+static int
+dir_mount (char *const *layers, const char *path, int *out, pr_error **err)
+{
+  _cleanup_close_ int tm = -1, td = -1;
+  if (private_tmpfs (&tm, &td, err) < 0)
+    return -1;
+  struct stat top;
+  if (stat (layers[0], &top) < 0)
+    return pr_error_set (err, errno, "stat the image's `%s`", path);
+  if (mkdirat (td, "u", 0755) < 0 || mkdirat (td, "w", 0700) < 0
+      || fchownat (td, "u", top.st_uid, top.st_gid, 0) < 0 || fchmodat (td, "u", top.st_mode & 07777, 0) < 0)
+    return pr_error_set (err, errno, "prepare the verifier's private layer for `%s`", path);
+  _cleanup_close_ int u = openat (td, "u", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  _cleanup_close_ int w = openat (td, "w", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  _cleanup_close_ int fs = pr_sys_fsopen ("overlay", FSOPEN_CLOEXEC);
+  if (u < 0 || w < 0 || fs < 0)
+    return pr_error_set (err, errno, "open the overlay for the image's `%s`", path);
+  for (size_t i = 0; layers[i]; i++)
+    if (pr_sys_fsconfig (fs, FSCONFIG_SET_STRING, "lowerdir+", layers[i], 0) < 0)
+      return pr_error_set (err, errno, "overlay lowerdir+ `%s`", layers[i]);
+  if (pr_sys_fsconfig (fs, FSCONFIG_SET_FD, "upperdir", NULL, u) < 0
+      || pr_sys_fsconfig (fs, FSCONFIG_SET_FD, "workdir", NULL, w) < 0
+      || pr_sys_fsconfig (fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return pr_error_set (err, errno, "create the overlay of the image's `%s`", path);
+  *out = pr_sys_fsmount (fs, FSMOUNT_CLOEXEC, 0);
+  if (*out < 0)
+    return pr_error_set (err, errno, "fsmount the overlay of the image's `%s`", path);
+  return 0;
+}
+
+/* A copy of the image's file src (NULL: an empty file) on a private tmpfs,
+ * as a detached mount of that one file. */
+static int
+file_mount (const char *src, const char *path, int *out, pr_error **err)
+{
+  _cleanup_close_ int tm = -1, td = -1;
+  if (private_tmpfs (&tm, &td, err) < 0)
+    return -1;
+  struct stat st = { .st_mode = S_IFREG | 0644 };
+  _cleanup_close_ int in = src ? open (src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  if (src && (in < 0 || fstat (in, &st) < 0))
+    return pr_error_set (err, errno, "open the image's `%s`", path);
+  _cleanup_close_ int o = openat (td, "f", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, st.st_mode & 07777);
+  if (o < 0 || fchown (o, st.st_uid, st.st_gid) < 0)
+    return pr_error_set (err, errno, "copy the image's `%s`", path);
+  char buf[65536];
+  ssize_t n;
+  while (in >= 0 && (n = read (in, buf, sizeof buf)) > 0)
+    if (write (o, buf, (size_t) n) != n)
+      return pr_error_set (err, errno, "copy the image's `%s`", path);
+  *out = pr_sys_open_tree (td, "f", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (*out < 0)
+    return pr_error_set (err, errno, "clone the copy of the image's `%s`", path);
+  return 0;
+}
+
+/* A symlink's target resolved against its own directory (path inside the
+ * container, normalised lexically; at most one level). */
+static char *
+resolve_link (const char *link, const char *path)
+{
+  char buf[PATH_MAX];
+  ssize_t n = readlink (link, buf, sizeof buf - 1);
+  if (n <= 0)
+    return NULL;
+  buf[n] = '\0';
+  _cleanup_free_ char *dir = xstrdup (path);
+  *strrchr (dir, '/') = '\0';
+  _cleanup_free_ char *joined = buf[0] == '/' ? xstrdup (buf) : xasprintf ("%s/%s", dir, buf);
+  /* Lexical clean-up of "." and ".." components. */
+  char *res = xmalloc0 (strlen (joined) + 2);
+  char *save = NULL;
+  for (char *c = strtok_r (joined, "/", &save); c; c = strtok_r (NULL, "/", &save))
+    {
+      if (strcmp (c, ".") == 0)
+        continue;
+      if (strcmp (c, "..") == 0)
+        {
+          char *s = strrchr (res, '/');
+          if (s)
+            *s = '\0';
+          continue;
+        }
+      strcat (res, "/");
+      strcat (res, c);
+    }
+  if (res[0] == '\0')
+    strcpy (res, "/");
+  return res;
+}
+
+static bool
+same_link (const char *a, const char *b)
+{
+  char x[PATH_MAX], y[PATH_MAX];
+  ssize_t n = readlink (a, x, sizeof x - 1), m = readlink (b, y, sizeof y - 1);
+  return n > 0 && n == m && memcmp (x, y, (size_t) n) == 0;
+}
+
+static int
+add_one (char *const *lowers, const char *rootfs, const char *path, struct pr_verifier_view *v, pr_error **err)
+{
+  char kind;
+  _cleanup_strv_ char **layers = image_layers (lowers, path, &kind);
+  _cleanup_free_ char *live = xasprintf ("%s%s", rootfs, path);
+  struct stat ls, is;
+  bool live_has = lstat (live, &ls) == 0;
+  int fd = -1;
+  if (kind == 0)
+    {
+      /* The image has nothing there: hide what the agent put there. */
+      if (!live_has)
+        return 0;
+      if (S_ISDIR (ls.st_mode))
+        {
+          pr_verifier_view_add (v, path, -1, true);
+          return 0;
+        }
+      if (file_mount (NULL, path, &fd, err) < 0)
+        return -1;
+      pr_verifier_view_add (v, path, fd, false);
+      return 0;
+    }
+  if (kind == 'd')
+    {
+      if (dir_mount (layers, path, &fd, err) < 0)
+        return -1;
+      pr_verifier_view_add (v, path, fd, true);
+      return 0;
+    }
+  if (lstat (layers[0], &is) == 0 && S_ISLNK (is.st_mode))
+    {
+      /* /bin -> usr/bin: the live link untouched leads into another base
+       * path; a link the agent changed, or a directory it put in its
+       * place, is covered by what the image's link pointed to. */
+      if (live_has && S_ISLNK (ls.st_mode) && same_link (live, layers[0]))
+        return 0;
+      _cleanup_free_ char *to = resolve_link (layers[0], path);
+      char k2;
+      _cleanup_strv_ char **l2 = to ? image_layers (lowers, to, &k2) : NULL;
+      if (l2 == NULL || k2 != 'd')
+        return 0;
+      if (dir_mount (l2, to, &fd, err) < 0)
+        return -1;
+      pr_verifier_view_add (v, path, fd, true);
+      return 0;
+    }
+  if (file_mount (layers[0], path, &fd, err) < 0)
+    return -1;
+  pr_verifier_view_add (v, path, fd, false);
+  return 0;
+}
+
+int
+pr_base_view_add (int state_dirfd, const char *rootfs, const struct pr_policy *p, struct pr_verifier_view *v,
+                  pr_error **err)
+{
+  _cleanup_strv_ char **lowers = NULL;
+  _cleanup_free_ char *upper = NULL;
+  pr_base_load (state_dirfd, &lowers, &upper);
+  if (lowers == NULL || lowers[0] == NULL)
+    return pr_error_invalid (err, "verifier.base \"image\": no image layers were recorded at create");
+  for (const char *const *bp = pr_policy_base_paths (p); *bp; bp++)
+    if (add_one (lowers, rootfs, *bp, v, err) < 0)
+      return -1;
+  return 0;
+}
