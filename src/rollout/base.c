@@ -6,10 +6,12 @@
 #include "../base/syscall.h"
 #include "../base/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,11 +392,25 @@ resolve_link (const char *link, const char *path)
   return res;
 }
 
+/* An O_PATH fd of path inside the live rootfs, resolved as the container
+ * would (RESOLVE_IN_ROOT: an agent's symlink never leads onto the host),
+ * the last component not followed; -1 when absent. */
+static int
+open_live (const char *rootfs, const char *path)
+{
+  _cleanup_close_ int root = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0)
+    return -1;
+  struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+  return pr_sys_openat2 (root, path, &how, sizeof how);
+}
+
 static bool
-same_link (const char *a, const char *b)
+same_link (int live_fd, const char *image_link)
 {
   char x[PATH_MAX], y[PATH_MAX];
-  ssize_t n = readlink (a, x, sizeof x - 1), m = readlink (b, y, sizeof y - 1);
+  ssize_t n = readlinkat (live_fd, "", x, sizeof x - 1), m = readlink (image_link, y, sizeof y - 1);
   return n > 0 && n == m && memcmp (x, y, (size_t) n) == 0;
 }
 
@@ -403,9 +419,9 @@ add_one (char *const *lowers, const char *rootfs, const char *path, struct pr_ve
 {
   char kind;
   _cleanup_strv_ char **layers = image_layers (lowers, path, &kind);
-  _cleanup_free_ char *live = xasprintf ("%s%s", rootfs, path);
+  _cleanup_close_ int live = open_live (rootfs, path);
   struct stat ls, is;
-  bool live_has = lstat (live, &ls) == 0;
+  bool live_has = live >= 0 && fstat (live, &ls) == 0;
   int fd = -1;
   if (kind == 0)
     {
@@ -452,6 +468,78 @@ add_one (char *const *lowers, const char *rootfs, const char *path, struct pr_ve
   return 0;
 }
 
+/* Injection points outside the usual base paths that `image` also shows
+ * as the image had them (SPEC section 2: a verifier's tools read them):
+ * shell startup files, python's /etc config, tool config, pytest's
+ * top-level config and conftest.  Home-relative ones are applied to /root
+ * and each /home/<user> of the image and of the live rootfs. */
+static const char *const fixed_points[] = {
+  "/etc/profile", "/etc/profile.d", "/etc/bash.bashrc", "/etc/bash.bash_logout", "/etc/environment",
+  "/etc/pip.conf", "/etc/wgetrc", "/etc/gitconfig", "/etc/npmrc", "/etc/curlrc",
+  "/conftest.py", "/pytest.ini", "/tox.ini", "/setup.cfg", "/pyproject.toml", NULL,
+};
+static const char *const home_points[] = {
+  ".bashrc", ".profile", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc",
+  ".curlrc", ".wgetrc", ".npmrc", ".gitconfig", ".netrc", ".pip", ".config/pip", ".config/git", ".local/lib",
+  "conftest.py", NULL,
+};
+
+/* Names in dir (a host path) that start with prefix, appended to *out as
+ * parent/NAME. */
+static void
+list_prefixed (const char *dir, const char *parent, const char *prefix, char ***out)
+{
+  _cleanup_close_ int fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  DIR *d = fd < 0 ? NULL : fdopendir (fd);
+  if (d == NULL)
+    return;
+  fd = -1;
+  struct dirent *de;
+  while ((de = readdir (d)) != NULL)
+    {
+      if (de->d_name[0] == '.' && (de->d_name[1] == '\0' || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+        continue;
+      if (strncmp (de->d_name, prefix, strlen (prefix)) != 0)
+        continue;
+      _cleanup_free_ char *path = xasprintf ("%s/%s", parent, de->d_name);
+      bool seen = false;
+      for (size_t i = 0; (*out)[i]; i++)
+        seen = seen || strcmp ((*out)[i], path) == 0;
+      if (!seen)
+        *out = pr_strv_append (*out, path);
+    }
+  closedir (d);
+}
+
+/* The concrete injection points: fixed_points, /etc/python3* (the
+ * interpreter's sitecustomize lives there on Debian), and home_points in
+ * each home of the image's top layer... and of the live rootfs. */
+static char **
+injection_points (char *const *lowers, const char *rootfs)
+{
+  char **out = xmalloc0 (sizeof (char *));
+  for (size_t i = 0; fixed_points[i]; i++)
+    out = pr_strv_append (out, fixed_points[i]);
+  _cleanup_strv_ char **homes = xmalloc0 (sizeof (char *));
+  homes = pr_strv_append (homes, "/root");
+  _cleanup_free_ char *le = xasprintf ("%s/etc", rootfs), *lh = xasprintf ("%s/home", rootfs);
+  list_prefixed (le, "/etc", "python3", &out);
+  list_prefixed (lh, "/home", "", &homes);
+  for (size_t i = 0; lowers && lowers[i]; i++)
+    {
+      _cleanup_free_ char *e = xasprintf ("%s/etc", lowers[i]), *h = xasprintf ("%s/home", lowers[i]);
+      list_prefixed (e, "/etc", "python3", &out);
+      list_prefixed (h, "/home", "", &homes);
+    }
+  for (size_t i = 0; homes[i]; i++)
+    for (size_t j = 0; home_points[j]; j++)
+      {
+        _cleanup_free_ char *p = xasprintf ("%s/%s", homes[i], home_points[j]);
+        out = pr_strv_append (out, p);
+      }
+  return out;
+}
+
 int
 pr_base_view_add (int state_dirfd, const char *rootfs, const struct pr_policy *p, struct pr_verifier_view *v,
                   pr_error **err)
@@ -464,5 +552,14 @@ pr_base_view_add (int state_dirfd, const char *rootfs, const struct pr_policy *p
   for (const char *const *bp = pr_policy_base_paths (p); *bp; bp++)
     if (add_one (lowers, rootfs, *bp, v, err) < 0)
       return -1;
+  _cleanup_strv_ char **points = injection_points (lowers, rootfs);
+  for (size_t i = 0; points[i]; i++)
+    {
+      bool covered = false;
+      for (const char *const *bp = pr_policy_base_paths (p); *bp && !covered; bp++)
+        covered = pr_path_is_under (points[i], *bp);
+      if (!covered && add_one (lowers, rootfs, points[i], v, err) < 0)
+        return -1;
+    }
   return 0;
 }

@@ -115,9 +115,16 @@ worth_entering (const char *path, const char *const *base_paths)
   return false;
 }
 
+struct change
+{
+  char *path;
+  const char *change; /* "created" | "modified" | "removed" */
+  const char *class;
+};
+
 struct walk
 {
-  yajl_gen g;
+  struct change *c;
   char **lowers;
   const char *const *base_paths;
   size_t visited;
@@ -133,15 +140,14 @@ emit (struct walk *w, const char *path, const char *change, const char *class)
       w->complete = false;
       return;
     }
-  w->listed++;
-  yajl_gen_map_open (w->g);
-  GS (w->g, "path");
-  GS (w->g, path);
-  GS (w->g, "change");
-  GS (w->g, change);
-  GS (w->g, "class");
-  GS (w->g, class);
-  yajl_gen_map_close (w->g);
+  w->c = xrealloc (w->c, (w->listed + 1) * sizeof *w->c);
+  w->c[w->listed++] = (struct change) { xstrdup (path), change, class };
+}
+
+static int
+by_path (const void *a, const void *b)
+{
+  return strcmp (((const struct change *) a)->path, ((const struct change *) b)->path);
 }
 
 static bool
@@ -209,26 +215,43 @@ void
 pr_tamper_gen (yajl_gen g, int state_dirfd, const struct pr_policy *p)
 {
   _cleanup_free_ char *upper = NULL;
-  struct walk w = { .g = g, .base_paths = pr_policy_base_paths (p), .complete = true };
+  struct walk w = { .base_paths = pr_policy_base_paths (p), .complete = true };
   pr_base_load (state_dirfd, &w.lowers, &upper);
+  _cleanup_close_ int ufd = upper ? open (upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  if (ufd >= 0)
+    walk_dir (&w, ufd, "");
+  else
+    w.complete = false;
+  /* Sorted, so two reports of one rollout compare equal (readdir order is
+   * the filesystem's). */
+  if (w.listed > 0)
+    qsort (w.c, w.listed, sizeof *w.c, by_path);
   GS (g, "tamper");
   yajl_gen_map_open (g);
   GS (g, "base");
   GS (g, p->base == PR_BASE_IMAGE ? "image" : "rollout");
   GS (g, "source");
   GS (g, upper ? "overlay-upper" : "unavailable");
-  GS (g, "changes");
-  yajl_gen_array_open (g);
-  _cleanup_close_ int ufd = upper ? open (upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-  if (ufd >= 0)
-    walk_dir (&w, ufd, "");
-  else
-    w.complete = false;
-  yajl_gen_array_close (g);
   GS (g, "complete");
   yajl_gen_bool (g, w.complete);
   GS (g, "tampered");
   yajl_gen_bool (g, w.listed > 0);
+  GS (g, "changes");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < w.listed; i++)
+    {
+      yajl_gen_map_open (g);
+      GS (g, "path");
+      GS (g, w.c[i].path);
+      GS (g, "change");
+      GS (g, w.c[i].change);
+      GS (g, "class");
+      GS (g, w.c[i].class);
+      yajl_gen_map_close (g);
+      free (w.c[i].path);
+    }
+  yajl_gen_array_close (g);
   yajl_gen_map_close (g);
+  free (w.c);
   pr_strv_free (w.lowers);
 }
