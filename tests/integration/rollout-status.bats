@@ -52,3 +52,21 @@ status_of() {
 		and (.policy | type) == "object" and .policy.version == 1' <<<"$output" >/dev/null ||
 		fail_with "status: $output"
 }
+
+@test "rollout status: a plain-directory rootfs gives a tamper report that says it is unavailable" {
+	setup_bundle busybox
+	cfg_set '.annotations["run.proctor.rollout"] = "{\"version\": 1}"'
+	cfg_args sleep 1000
+	create_ctr || fail_with "create: $(cat "$TEST_DIR/$CID.err")"
+	status_of "$CID"
+	jq -e '.tamper == {"base": "rollout", "source": "unavailable", "complete": false, "tampered": false, "changes": []}' \
+		<<<"$output" >/dev/null || fail_with "tamper: $(jq -c .tamper <<<"$output")"
+}
+
+@test "rollout: verifier.base image on a plain-directory rootfs fails create with one clear error and leaves nothing" {
+	setup_bundle busybox
+	cfg_set '.annotations["run.proctor.rollout"] = "{\"version\": 1, \"verifier\": {\"base\": \"image\"}}"'
+	cfg_args sleep 1000
+	create_must_fail
+	grep -qF 'verifier.base: "image" needs an overlay rootfs' <<<"$stderr" || fail_with "$stderr"
+}
