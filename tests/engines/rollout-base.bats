@@ -152,13 +152,27 @@ run_verifier() {
 
 status_json() { "$PROCTOR" rollout status "$(podman inspect -f '{{.Id}}' "$NAME")"; }
 
-TRICKS=(ldso bash python3 cat curl pth sitecustomize conftest pytest11 curlrc)
-
 # One test per trick and base, so a failure names both.
-for t in "${TRICKS[@]}"; do
-	bats_test_function --description "base rollout: trick $t wins (the trick is real) and the tamper report names it" -- trick_rollout "$t"
-	bats_test_function --description "base image: trick $t gives reward 0 and leaks no token" -- trick_image "$t"
-done
+@test "base rollout: trick ldso wins (the trick is real) and the tamper report names it" { trick_rollout ldso; }
+@test "base image: trick ldso gives reward 0 and leaks no token" { trick_image ldso; }
+@test "base rollout: trick bash wins (the trick is real) and the tamper report names it" { trick_rollout bash; }
+@test "base image: trick bash gives reward 0 and leaks no token" { trick_image bash; }
+@test "base rollout: trick python3 wins (the trick is real) and the tamper report names it" { trick_rollout python3; }
+@test "base image: trick python3 gives reward 0 and leaks no token" { trick_image python3; }
+@test "base rollout: trick cat wins (the trick is real) and the tamper report names it" { trick_rollout cat; }
+@test "base image: trick cat gives reward 0 and leaks no token" { trick_image cat; }
+@test "base rollout: trick curl wins (the trick is real) and the tamper report names it" { trick_rollout curl; }
+@test "base image: trick curl gives reward 0 and leaks no token" { trick_image curl; }
+@test "base rollout: trick pth wins (the trick is real) and the tamper report names it" { trick_rollout pth; }
+@test "base image: trick pth gives reward 0 and leaks no token" { trick_image pth; }
+@test "base rollout: trick sitecustomize wins (the trick is real) and the tamper report names it" { trick_rollout sitecustomize; }
+@test "base image: trick sitecustomize gives reward 0 and leaks no token" { trick_image sitecustomize; }
+@test "base rollout: trick conftest wins (the trick is real) and the tamper report names it" { trick_rollout conftest; }
+@test "base image: trick conftest gives reward 0 and leaks no token" { trick_image conftest; }
+@test "base rollout: trick pytest11 wins (the trick is real) and the tamper report names it" { trick_rollout pytest11; }
+@test "base image: trick pytest11 gives reward 0 and leaks no token" { trick_image pytest11; }
+@test "base rollout: trick curlrc wins (the trick is real) and the tamper report names it" { trick_rollout curlrc; }
+@test "base image: trick curlrc gives reward 0 and leaks no token" { trick_image curlrc; }
 
 trick_rollout() {
 	need_image bookworm
@@ -196,7 +210,7 @@ trick_image() {
 	assert_status 0
 	[ "$output" = v ] || fail_with "$output"
 	run pm exec "$NAME" sh -c 'ls /usr/bin/verifier-tool /usr/local/bin/vt 2>&1; ls /usr/bin/yes'
-	assert_status 2
+	assert_status 0
 	grep -q 'verifier-tool.*No such file' <<<"$output" || fail_with "$output"
 	grep -q 'vt.*No such file' <<<"$output" || fail_with "$output"
 	grep -q '^/usr/bin/yes$' <<<"$output" || fail_with "$output"
