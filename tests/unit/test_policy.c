@@ -597,6 +597,34 @@ test_parse_saved (void **state)
   pr_error_free (&err);
 }
 
+/* verifier.base and base_paths survive the normalised copy the state dir
+ * keeps (pr_policy_to_json, then pr_policy_parse_saved at exec): losing
+ * them would turn `image` back into `rollout` for every verifier exec. */
+static void
+test_base_round_trip (void **state)
+{
+  struct pr_policy *p = NULL, *q = NULL;
+  pr_error *err = NULL;
+  const char *doc = "{\"version\": 1, \"verifier\": {\"base\": \"image\", \"base_paths\": [\"/usr/\", \"/opt/tools\"]}}";
+  assert_int_equal (pr_policy_parse (doc, strlen (doc), &p, &err), 0);
+  assert_int_equal (p->base, PR_BASE_IMAGE);
+  assert_string_equal (p->base_paths[0], "/usr");
+  char *text = pr_policy_to_json (p);
+  assert_int_equal (pr_policy_parse_saved (text, strlen (text), &q, &err), 0);
+  assert_int_equal (q->base, PR_BASE_IMAGE);
+  assert_string_equal (pr_policy_base_paths (q)[1], "/opt/tools");
+  assert_null (pr_policy_base_paths (q)[2]);
+  free (text);
+  pr_policy_free (p);
+  pr_policy_free (q);
+  /* The default: rollout, the default paths. */
+  doc = "{\"version\": 1}";
+  assert_int_equal (pr_policy_parse (doc, strlen (doc), &p, &err), 0);
+  assert_int_equal (p->base, PR_BASE_ROLLOUT);
+  assert_string_equal (pr_policy_base_paths (p)[0], "/usr");
+  pr_policy_free (p);
+}
+
 int
 main (void)
 {
@@ -613,6 +641,7 @@ main (void)
     cmocka_unit_test (test_ports),
     cmocka_unit_test (test_len_and_nul),
     cmocka_unit_test (test_parse_saved),
+    cmocka_unit_test (test_base_round_trip),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
