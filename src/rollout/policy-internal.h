@@ -44,4 +44,19 @@ int pr_policy_parse_peers (yajl_val v, struct pr_policy *p, pr_error **err);
 int pr_policy_parse_drop_env (yajl_val v, struct pr_policy *p, pr_error **err);
 int pr_policy_parse_phase_secret (yajl_val v, struct pr_policy *p, pr_error **err);
 
+/* Shared checks (policy_fields.c) ---------------------------------------- */
+
+/* Rejects (-1) v unless it is an array, naming field. */
+int pr_policy_get_array (yajl_val v, const char *field, pr_error **err);
+/* An absolute path with "." and repeated '/' removed and no trailing '/'
+ * (malloc'd), or NULL with *why saying what is wrong (relative, "..",
+ * empty). */
+char *pr_policy_normalise_abs (const char *in, const char **why);
+/* "/proc", "/sys" or "/dev" when path is at or under it, else NULL. */
+const char *pr_policy_pseudo_fs_prefix (const char *path);
+
+/* verifier.base and verifier.base_paths (policy_base.c). */
+int pr_policy_parse_base (yajl_val v, enum pr_verifier_base *out, pr_error **err);
+int pr_policy_parse_base_paths (yajl_val v, struct pr_policy *p, pr_error **err);
+
 #endif

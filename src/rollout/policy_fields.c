@@ -30,8 +30,8 @@ get_string (yajl_val v, const char *field, char **out, pr_error **err)
   return 0;
 }
 
-static int
-get_array (yajl_val v, const char *field, pr_error **err)
+int
+pr_policy_get_array (yajl_val v, const char *field, pr_error **err)
 {
   return YAJL_IS_ARRAY (v) ? 0 : pr_policy_type_err (err, field, "an array", v);
 }
@@ -113,8 +113,8 @@ lower_dup (const char *s)
  * components go away ("/logs//x/" -> "/logs/x").  NULL with *why set when
  * it is relative or has a ".." component (which would make the policy's
  * meaning depend on what the image's tree looks like). */
-static char *
-normalise_abs (const char *in, const char **why)
+char *
+pr_policy_normalise_abs (const char *in, const char **why)
 {
   if (in[0] != '/')
     {
@@ -157,8 +157,8 @@ normalise_abs (const char *in, const char **why)
 
 /* Kernel pseudo-filesystems the runtime mounts itself: hiding or
  * verifier-mounting over them would break the container, not the grading. */
-static const char *
-pseudo_fs_prefix (const char *path)
+const char *
+pr_policy_pseudo_fs_prefix (const char *path)
 {
   static const char *const roots[] = { "/proc", "/sys", "/dev" };
   for (size_t i = 0; i < PR_ARRAY_SIZE (roots); i++)
@@ -187,7 +187,7 @@ parse_mode (yajl_val v, const char *field, enum pr_net_mode *out, pr_error **err
 static int
 parse_hosts (yajl_val v, const char *field, char ***out, pr_error **err)
 {
-  if (get_array (v, field, err) < 0)
+  if (pr_policy_get_array (v, field, err) < 0)
     return -1;
   _cleanup_strv_ char **hosts = xmalloc0 (sizeof (char *));
   for (size_t i = 0; i < YAJL_GET_ARRAY (v)->len; i++)
@@ -221,7 +221,7 @@ parse_hosts (yajl_val v, const char *field, char ***out, pr_error **err)
 static int
 parse_ports (yajl_val v, const char *field, uint16_t **out, size_t *n_out, pr_error **err)
 {
-  if (get_array (v, field, err) < 0)
+  if (pr_policy_get_array (v, field, err) < 0)
     return -1;
   size_t len = YAJL_GET_ARRAY (v)->len, n = 0;
   _cleanup_free_ uint16_t *ports = xmalloc0 ((len + 1) * sizeof *ports);
@@ -311,7 +311,7 @@ static int
 parse_mounts (yajl_val v, struct pr_policy *p, bool check_sources, pr_error **err)
 {
   static const char *const keys[] = { "source", "destination", "readonly", NULL };
-  if (get_array (v, "verifier.mounts", err) < 0)
+  if (pr_policy_get_array (v, "verifier.mounts", err) < 0)
     return -1;
   size_t n = YAJL_GET_ARRAY (v)->len;
   p->verifier_mounts = xmalloc0 ((n + 1) * sizeof *p->verifier_mounts);
@@ -339,7 +339,7 @@ parse_mounts (yajl_val v, struct pr_policy *p, bool check_sources, pr_error **er
       const char *why = NULL;
       if (get_string (src, sf, &raw, err) < 0)
         return -1;
-      pm->source = normalise_abs (raw, &why);
+      pm->source = pr_policy_normalise_abs (raw, &why);
       if (pm->source == NULL)
         return pr_policy_perr (err, "%s: \"%s\" %s", sf, raw, why);
       struct stat st;
@@ -353,12 +353,12 @@ parse_mounts (yajl_val v, struct pr_policy *p, bool check_sources, pr_error **er
       free (steal_pointer (&raw));
       if (get_string (dst, df, &raw, err) < 0)
         return -1;
-      pm->destination = normalise_abs (raw, &why);
+      pm->destination = pr_policy_normalise_abs (raw, &why);
       if (pm->destination == NULL)
         return pr_policy_perr (err, "%s: \"%s\" %s", df, raw, why);
       if (strcmp (pm->destination, "/") == 0)
         return pr_policy_perr (err, "%s: cannot mount over \"/\"", df);
-      const char *pseudo = pseudo_fs_prefix (pm->destination);
+      const char *pseudo = pr_policy_pseudo_fs_prefix (pm->destination);
       if (pseudo)
         return pr_policy_perr (err, "%s: \"%s\" is under %s, which cannot be mounted over", df, raw, pseudo);
       for (size_t j = 0; j + 1 < p->n_verifier_mounts; j++)
@@ -427,67 +427,6 @@ parse_resources (yajl_val v, struct pr_policy *p, pr_error **err)
     return -1;
   if ((x = pr_policy_member (v, "pids")) && parse_limit (x, "verifier.resources.pids", 8, &p->verifier_pids, err) < 0)
     return -1;
-  return 0;
-}
-
-const char *const pr_policy_default_base_paths[] = {
-  "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-  "/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.cache", NULL,
-};
-
-const char *const *
-pr_policy_base_paths (const struct pr_policy *p)
-{
-  return p->base_paths ? (const char *const *) p->base_paths : pr_policy_default_base_paths;
-}
-
-/* verifier.base: "rollout" | "image" (SPEC section 2, "A trusted base"). */
-static int
-parse_base (yajl_val v, enum pr_verifier_base *out, pr_error **err)
-{
-  const char *s = YAJL_IS_STRING (v) ? YAJL_GET_STRING (v) : NULL;
-  if (s == NULL)
-    return pr_policy_type_err (err, "verifier.base", "a string", v);
-  if (strcmp (s, "rollout") == 0 || strcmp (s, "image") == 0)
-    {
-      *out = s[0] == 'i' ? PR_BASE_IMAGE : PR_BASE_ROLLOUT;
-      return 0;
-    }
-  return pr_policy_perr (err, "verifier.base: \"%s\" must be \"rollout\" or \"image\"", s);
-}
-
-/* verifier.base_paths: absolute paths, normalised; "/" and the pseudo
- * filesystems are refused (a base of "/" would be the whole image, which
- * is not a base but a different rollout). */
-static int
-parse_base_paths (yajl_val v, struct pr_policy *p, pr_error **err)
-{
-  if (get_array (v, "verifier.base_paths", err) < 0)
-    return -1;
-  size_t n = YAJL_GET_ARRAY (v)->len;
-  char **out = xmalloc0 ((n + 1) * sizeof (char *));
-  pr_strv_free (p->base_paths);
-  p->base_paths = out;
-  for (size_t i = 0; i < n; i++)
-    {
-      yajl_val e = YAJL_GET_ARRAY (v)->values[i];
-      _cleanup_free_ char *f = xasprintf ("verifier.base_paths[%zu]", i);
-      if (!YAJL_IS_STRING (e))
-        return pr_policy_type_err (err, f, "a string", e);
-      const char *raw = YAJL_GET_STRING (e), *why = NULL;
-      _cleanup_free_ char *path = normalise_abs (raw, &why);
-      if (path == NULL)
-        return pr_policy_perr (err, "%s: \"%s\" %s", f, raw, why);
-      if (strcmp (path, "/") == 0)
-        return pr_policy_perr (err, "%s: \"/\" cannot be a base path", f);
-      const char *pseudo = pseudo_fs_prefix (path);
-      if (pseudo)
-        return pr_policy_perr (err, "%s: \"%s\" is under %s, which cannot be a base path", f, raw, pseudo);
-      for (size_t j = 0; j < i; j++)
-        if (strcmp (out[j], path) == 0)
-          return pr_policy_perr (err, "%s: \"%s\" is listed twice (verifier.base_paths[%zu])", f, raw, j);
-      out[i] = steal_pointer (&path);
-    }
   return 0;
 }
 
@@ -560,9 +499,9 @@ pr_policy_parse_phase (yajl_val v, const char *name, struct pr_phase_policy *ph,
     return -1;
   if (verifier && (x = pr_policy_member (v, "resources")) && parse_resources (x, p, err) < 0)
     return -1;
-  if (verifier && (x = pr_policy_member (v, "base")) && parse_base (x, &p->base, err) < 0)
+  if (verifier && (x = pr_policy_member (v, "base")) && pr_policy_parse_base (x, &p->base, err) < 0)
     return -1;
-  if (verifier && (x = pr_policy_member (v, "base_paths")) && parse_base_paths (x, p, err) < 0)
+  if (verifier && (x = pr_policy_member (v, "base_paths")) && pr_policy_parse_base_paths (x, p, err) < 0)
     return -1;
   if (verifier && (x = pr_policy_member (v, "mounts")))
     return parse_mounts (x, p, check_sources, err);
@@ -572,7 +511,7 @@ pr_policy_parse_phase (yajl_val v, const char *name, struct pr_phase_policy *ph,
 int
 pr_policy_parse_hide (yajl_val v, struct pr_policy *p, pr_error **err)
 {
-  if (get_array (v, "hide", err) < 0)
+  if (pr_policy_get_array (v, "hide", err) < 0)
     return -1;
   size_t n = YAJL_GET_ARRAY (v)->len;
   p->hide = xmalloc0 ((n + 1) * sizeof (char *));
@@ -584,12 +523,12 @@ pr_policy_parse_hide (yajl_val v, struct pr_policy *p, pr_error **err)
         return pr_policy_type_err (err, f, "a string", e);
       const char *raw = YAJL_GET_STRING (e);
       const char *why = NULL;
-      _cleanup_free_ char *path = normalise_abs (raw, &why);
+      _cleanup_free_ char *path = pr_policy_normalise_abs (raw, &why);
       if (path == NULL)
         return pr_policy_perr (err, "%s: \"%s\" %s", f, raw, why);
       if (strcmp (path, "/") == 0)
         return pr_policy_perr (err, "%s: \"/\" cannot be hidden", f);
-      const char *pseudo = pseudo_fs_prefix (path);
+      const char *pseudo = pr_policy_pseudo_fs_prefix (path);
       if (pseudo)
         return pr_policy_perr (err, "%s: \"%s\" is under %s, which cannot be hidden", f, raw, pseudo);
       for (size_t j = 0; j < i; j++)
@@ -675,7 +614,7 @@ int
 pr_policy_parse_peers (yajl_val v, struct pr_policy *p, pr_error **err)
 {
   static const char *const keys[] = { "name", "port", "target", NULL };
-  if (get_array (v, "peers", err) < 0)
+  if (pr_policy_get_array (v, "peers", err) < 0)
     return -1;
   size_t n = YAJL_GET_ARRAY (v)->len;
   p->peers = xmalloc0 ((n + 1) * sizeof *p->peers);
@@ -733,7 +672,7 @@ pr_policy_parse_peers (yajl_val v, struct pr_policy *p, pr_error **err)
 int
 pr_policy_parse_drop_env (yajl_val v, struct pr_policy *p, pr_error **err)
 {
-  if (get_array (v, "drop_env", err) < 0)
+  if (pr_policy_get_array (v, "drop_env", err) < 0)
     return -1;
   p->drop_env = xmalloc0 (sizeof (char *));
   for (size_t i = 0; i < YAJL_GET_ARRAY (v)->len; i++)
