@@ -176,7 +176,7 @@ t1=$EPOCHREALTIME
 for i in $(seq 100); do [ -z "$(helper_pids)" ] && break; sleep 0.1; done
 left_helpers=$(helper_pids | wc -l)
 left_state=$(ls "$STATE" | wc -l)
-left_cg=$(find /sys/fs/cgroup -maxdepth 5 -type d -name "$ID-*" 2>/dev/null | wc -l)
+left_cg=$(find /sys/fs/cgroup -maxdepth 8 -type d -name "$ID-*" 2>/dev/null | wc -l)
 sync
 mem2=$(mem_available) fnr2=$(file_nr)
 
