@@ -19,8 +19,9 @@
 #               allocated file handles (/proc/sys/fs/file-nr, first field),
 #               the fds open in all processes (sum over /proc/*/fd), the
 #               number of processes, before and while held, as deltas
-#   501st       `run -d` latency of one more rollout with IDLE_N held,
-#               IDLE_EXTRA times (each one deleted again before the next)
+#   501st       `run -d` latency of the next IDLE_EXTRA rollouts with IDLE_N
+#               held (the 501st first), then of IDLE_EXTRA creates each
+#               right after a delete (delete one, create one)
 #   teardown    the wall time of deleting them all (4 at a time), and that
 #               nothing is left: no helper, no state dir, no cgroup
 # Bounded in time: creating stops at IDLE_DEADLINE seconds (default 480)
@@ -68,7 +69,7 @@ P="$WORK/proctor --root $STATE"
 helper_pids() {
 	local p
 	for p in $(pgrep -x proctor-egress); do
-		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "--root $STATE " && echo "$p"
+		tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -- "--root $STATE " && echo "$p"
 	done
 	return 0
 }
@@ -159,14 +160,22 @@ for hp in $(helper_pids); do
 	fds=$((fds + $(ls "/proc/$hp/fd" | wc -l))) nh=$((nh + 1))
 done
 
-log "the 501st: $EXTRA x run -d with $up held"
+# The 501st and the next ones: plain next creates (fresh ids, nothing
+# deleted in between: a delete's namespace and cgroup teardown runs on
+# in the kernel's workqueues and would land on the next create).
+log "one more: $EXTRA x run -d with $up held"
 : >"$RAW/idle-extra.txt"
 xfails=0
 for ((i = 0; i < EXTRA; i++)); do
-	t=$(timed_run "$ID-x")
+	t=$(timed_run "$ID-x$i")
 	[ "$t" = fail ] && xfails=$((xfails + 1)) || echo "$t" >>"$RAW/idle-extra.txt"
-	$P delete -f "$ID-x" >/dev/null 2>&1 || true
-	sleep 0.2
+done
+# The same after a delete: delete one, create one, EXTRA times.
+: >"$RAW/idle-redo.txt"
+for ((i = 0; i < EXTRA; i++)); do
+	$P delete -f "$ID-x$i" >/dev/null 2>&1 || true
+	t=$(timed_run "$ID-y$i")
+	[ "$t" = fail ] && xfails=$((xfails + 1)) || echo "$t" >>"$RAW/idle-redo.txt"
 done
 
 log "deleting $up rollouts"
@@ -192,8 +201,11 @@ per() { awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { if (n > 0) printf "%.0f", (a 
 	printf '| create (`run -d`), first 10, median, ms | %s |\n' "$(quantile "$RAW/idle-first10.txt" 0.5)"
 	printf '| create, all %s, median / p99, ms | %s / %s |\n' "$up" "$(quantile "$RAW/idle-create.txt" 0.5)" "$(quantile "$RAW/idle-create.txt" 0.99)"
 	printf '| create, last 10, median, ms | %s |\n' "$(quantile "$RAW/idle-last10.txt" 0.5)"
-	printf '| create of one more with %s held, median / max of %s, ms (failures) | %s / %s (%s) |\n' "$up" "$EXTRA" \
+	printf '| create of the next one with %s held (the %sst), ms | %s |\n' "$up" "$((up + 1))" "$(head -1 "$RAW/idle-extra.txt")"
+	printf '| create of the next %s, median / max, ms (failures) | %s / %s (%s) |\n' "$EXTRA" \
 		"$(quantile "$RAW/idle-extra.txt" 0.5)" "$(quantile "$RAW/idle-extra.txt" 1)" "$xfails"
+	printf '| create right after a delete, %s held, median / max of %s, ms | %s / %s |\n' "$up" "$EXTRA" \
+		"$(quantile "$RAW/idle-redo.txt" 0.5)" "$(quantile "$RAW/idle-redo.txt" 1)"
 	printf '| MemAvailable drop, KiB per rollout (total MiB) | %s (%s) |\n' "$(per "$mem0" "$mem1" "$up")" "$(((mem0 - mem1) / 1024))"
 	printf '| egress helpers / PSS KiB each / RSS KiB each / fds each | %s / %s / %s / %s |\n' "$nh" \
 		"$(per "$pss" 0 "$nh")" "$(per "$rss" 0 "$nh")" "$(per "$fds" 0 "$nh")"

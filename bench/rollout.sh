@@ -68,7 +68,7 @@ rollout_bundles() {
 helper_pids() {
 	local p
 	for p in $(pgrep -x proctor-egress); do
-		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "--root $PR_STATE " && echo "$p"
+		tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -- "--root $PR_STATE " && echo "$p"
 	done
 	return 0
 }
@@ -80,7 +80,7 @@ podman_helper_pids() {
 	ids=$(podman ps -aq --no-trunc --filter "name=^$RO_ID-c" 2>/dev/null)
 	[ -n "$ids" ] || return 0
 	for p in $(pgrep -x proctor-egress); do
-		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "$ids" && echo "$p"
+		tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -- "$ids" && echo "$p"
 	done
 	return 0
 }
@@ -257,7 +257,7 @@ concurrent() {
 		podman rm -f -t 0 "${ids[@]}" >/dev/null 2>&1 || true
 		for ((i = 0; i < 300; i++)); do
 			[ -z "$(pgrep -x proctor-egress | while read -r p; do
-				tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "$PROCTOR create" && echo "$p"
+				tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -- "$PROCTOR create" && echo "$p"
 			done)" ] && break
 			sleep 0.1
 		done
