@@ -75,10 +75,12 @@ helper_pids() {
 }
 # delete_all: deletes every container of the state root, 4 at a time.
 delete_all() {
-	local ids
-	ids=$(ls "$STATE" 2>/dev/null | grep "^$ID-" || true)
-	[ -n "$ids" ] || return 0
-	printf '%s\n' $ids | xargs -r -P 4 -I{} $P delete -f {} >/dev/null 2>&1 || true
+	local d ids=()
+	for d in "$STATE/$ID-"*; do
+		[ -e "$d" ] && ids+=("${d##*/}")
+	done
+	[ "${#ids[@]}" -gt 0 ] || return 0
+	printf '%s\n' "${ids[@]}" | xargs -r -P 4 -I{} $P delete -f {} >/dev/null 2>&1 || true
 }
 cleanup() {
 	set +e
