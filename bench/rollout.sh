@@ -16,7 +16,8 @@
 #                  verifier's view mounted) into one running rollout, and
 #                  `exec` into the plain container for reference
 #   concurrency    N rollouts (ROLLOUT_NS, default "16 64") started at the
-#                  same instant, each by its own `proctor run -d`, and the
+#                  same instant, each by its own `proctor run -d` on its
+#                  own copy of the rootfs (as an engine does), and the
 #                  same through `podman run -d --annotation ...`: the wall
 #                  time from the first start to the last return, p50 and p99
 #                  of the per-rollout latency, and failures (a non-zero exit,
@@ -68,7 +69,7 @@ rollout_bundles() {
 helper_pids() {
 	local p
 	for p in $(pgrep -x proctor-egress); do
-		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "--root $PR_STATE " && echo "$p"
+		tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -- "--root $PR_STATE " && echo "$p"
 	done
 	return 0
 }
@@ -80,7 +81,7 @@ podman_helper_pids() {
 	ids=$(podman ps -aq --no-trunc --filter "name=^$RO_ID-c" 2>/dev/null)
 	[ -n "$ids" ] || return 0
 	for p in $(pgrep -x proctor-egress); do
-		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "$ids" && echo "$p"
+		tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -- "$ids" && echo "$p"
 	done
 	return 0
 }
@@ -190,6 +191,17 @@ concurrent() {
 	local -a ids=() jobs_=()
 	: >"$out"
 	for ((i = 0; i < n; i++)); do ids+=("$RO_ID-c$i"); done
+	# Each rollout its own rootfs, as an engine gives each container its
+	# own: hiding moves the hidden paths out of the rootfs, so rollouts
+	# sharing one rootfs directory would race for them (not timed).
+	if [ "$path" = runtime ]; then
+		rm -rf "$RB/conc"
+		for ((i = 0; i < n; i++)); do
+			mkdir -p "$RB/conc/$i/b"
+			cp -a "$RB/rootfs" "$RB/conc/$i/rootfs"
+			cp "$RB/rollout/config.json" "$RB/conc/$i/b/"
+		done
+	fi
 	helpers_gone 20
 	sync
 	mem0=$(mem_available)
@@ -199,7 +211,7 @@ concurrent() {
 			sleep "$(awk -v t="$t0" -v n="$EPOCHREALTIME" 'BEGIN { d = t - n; printf "%.3f", (d > 0 ? d : 0) }')"
 			s=$EPOCHREALTIME
 			if [ "$path" = runtime ]; then
-				$P run -d --bundle "$RB/rollout" "${ids[$i]}" </dev/null >/dev/null 2>>"$RAW/rollout-conc.log"
+				$P run -d --bundle "$RB/conc/$i/b" "${ids[$i]}" </dev/null >/dev/null 2>>"$RAW/rollout-conc.log"
 			else
 				podman --runtime "$WORK/podman-rt/proctor" run -d --name "${ids[$i]}" \
 					--annotation "run.proctor.rollout=@$RB/policy.json" "$IMAGE" sleep 1800 \
@@ -257,7 +269,7 @@ concurrent() {
 		podman rm -f -t 0 "${ids[@]}" >/dev/null 2>&1 || true
 		for ((i = 0; i < 300; i++)); do
 			[ -z "$(pgrep -x proctor-egress | while read -r p; do
-				tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "$PROCTOR create" && echo "$p"
+				tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -- "$PROCTOR create" && echo "$p"
 			done)" ] && break
 			sleep 0.1
 		done
