@@ -238,3 +238,26 @@ drun() { dk run --runtime proctor "$@"; }
 	assert_status 0
 	[ "$output" = still-here ]
 }
+
+@test "docker rollout: -v HOST:/tests:ro and -v HOST:/logs/verifier are absent for the agent, present for the verifier" {
+	need_image bookworm
+	mkdir -p "$TEST_DIR/tests" "$TEST_DIR/verdict"
+	printf '#!/bin/sh\necho real-tests\necho 1 > /logs/verifier/reward.txt\n' >"$TEST_DIR/tests/test.sh"
+	chmod +x "$TEST_DIR/tests/test.sh"
+	chmod 0777 "$TEST_DIR/verdict"
+	# The "proctor-rollout" runtime reads its policy from this file at
+	# create (tests/engines/start-daemons.sh).
+	echo '{"version": 1, "verifier": {"user": "root"}}' >/run/proctor-ci/rollout-policy.json
+	track_name "$NAME"
+	run dk run -d --runtime proctor-rollout --name "$NAME" \
+		-v "$TEST_DIR/tests:/tests:ro" -v "$TEST_DIR/verdict:/logs/verifier" "$(image bookworm)" sleep 1000
+	assert_status 0
+	run dk exec -u 0 "$NAME" sh -c 'for p in /tests /tests/test.sh /logs/verifier; do stat "$p" >/dev/null 2>&1 && echo "present $p"; done; echo checked'
+	assert_status 0
+	[ "$output" = checked ] || fail_with "the agent sees: $output"
+	run dk exec -e PROCTOR_PHASE=verifier "$NAME" sh -c '/tests/test.sh; cat /logs/verifier/reward.txt'
+	assert_status 0
+	[ "$output" = "real-tests
+1" ] || fail_with "$output"
+	[ "$(cat "$TEST_DIR/verdict/reward.txt")" = 1 ] || fail_with "the verdict did not reach the host dir"
+}
