@@ -38,6 +38,20 @@ mkdir -p "$RUN" "$LOGS"
 exec 9>"$RUN/.lock"
 flock 9
 
+# detached CMD...: runs CMD in its own session with stdin /dev/null and no
+# inherited fd above 2 (bats leaves more than fds 3 and 9 open: its own
+# pipes at 4 and up, seen at 251; a daemon holding one hangs the suite).
+# The caller redirects stdout/stderr to the daemon's log.
+detached() {
+	(
+		for fd in /proc/self/fd/*; do
+			fd=${fd##*/}
+			[ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null
+		done
+		exec setsid "$@" </dev/null
+	) &
+}
+
 if [ -n "${PROCTOR:-}" ]; then
 	[ -x "$PROCTOR" ] || die "PROCTOR=$PROCTOR is not an executable"
 	ln -sfn "$(readlink -f "$PROCTOR")" "$RUN/proctor.tmp"
@@ -94,8 +108,8 @@ start_containerd() {
 	fi
 	mv "$RUN/containerd.toml.new" "$RUN/containerd.toml"
 	log "starting containerd (log $LOGS/containerd.log)"
-	setsid containerd --config "$RUN/containerd.toml" --log-level debug \
-		</dev/null >>"$LOGS/containerd.log" 2>&1 3>&- 9>&- &
+	detached containerd --config "$RUN/containerd.toml" --log-level debug \
+		>>"$LOGS/containerd.log" 2>&1
 	echo $! >"$RUN/containerd.pid"
 	wait_for containerd_up || {
 		tail -n 30 "$LOGS/containerd.log" >&2
@@ -127,8 +141,8 @@ start_dockerd() {
 		rm -f /var/run/docker.pid
 	fi
 	log "starting dockerd (log $LOGS/dockerd.log)"
-	setsid dockerd --config-file "$RUN/daemon.json" --containerd "$CTRD_SOCK" \
-		--host "unix://$DOCKER_SOCK" </dev/null >>"$LOGS/dockerd.log" 2>&1 3>&- 9>&- &
+	detached dockerd --config-file "$RUN/daemon.json" --containerd "$CTRD_SOCK" \
+		--host "unix://$DOCKER_SOCK" >>"$LOGS/dockerd.log" 2>&1
 	echo $! >"$RUN/dockerd.pid"
 	wait_for dockerd_up || {
 		tail -n 30 "$LOGS/dockerd.log" >&2
