@@ -273,6 +273,8 @@ static int
 load_config (struct create_ctx *c, pr_error **err)
 {
   _cleanup_free_ char *path = NULL;
+  if (c->cfg)
+    return 0; /* handed over parsed (pr_create_opts.config) */
   if (c->o->config_path)
     path = xstrdup (c->o->config_path);
   else
@@ -525,6 +527,16 @@ pr_container_create (const struct pr_global *g, const struct pr_create_opts *o, 
   struct create_ctx c = { .g = g, .o = o, .state_dirfd = -1, .fifo_dirfd = -1, .link = PR_CHILD_LINK_INIT,
                           .seccomp_listener = -1 };
   int ret = -1;
+
+  /* A parsed config is ours from here on, even when create fails early. */
+  if (o->config)
+    {
+      c.cfg = o->config;
+      c.config_text = xmalloc (o->config_len + 1);
+      memcpy (c.config_text, o->config_text, o->config_len);
+      c.config_text[o->config_len] = '\0';
+      c.config_len = o->config_len;
+    }
 
   if (pr_state_check_id (o->id, err) < 0 || load_config (&c, err) < 0
       || pr_crun_annotations_apply (c.cfg, err) < 0 || validate_config (&c, err) < 0
