@@ -54,6 +54,34 @@ cgroup2_dir() {
 	assert_no_leftovers "$CID"
 }
 
+@test "crun flag: --cgroup-manager disabled: exec joins no cgroup, the cgroup commands refuse and change nothing" {
+	need_proctor
+	setup_bundle busybox
+	cfg_args sleep 1000
+	track_id "$CID"
+	pr --cgroup-manager disabled run -d --bundle "$BUNDLE" "$CID" </dev/null
+	# exec: the process stays in the caller's cgroup too
+	pr exec -d --pid-file "$TEST_DIR/exec.pid" "$CID" sleep 1000
+	diff "/proc/$(cat "$TEST_DIR/exec.pid")/cgroup" /proc/self/cgroup
+	run pr pause "$CID"
+	[ "$status" -ne 0 ]
+	assert_output_contains "no cgroup of its own"
+	run pr ps "$CID"
+	[ "$status" -ne 0 ]
+	assert_output_contains "no cgroup of its own"
+	run pr update --pids-limit 10 "$CID"
+	[ "$status" -ne 0 ]
+	assert_output_contains "update: container $CID is running"
+	run pr events --stats "$CID"
+	[ "$status" -ne 0 ]
+	assert_output_contains "container $CID is not running"
+	# nothing was frozen, limited or created on the way
+	[ "$(state_of "$CID" status)" = running ]
+	[ -z "$(find /sys/fs/cgroup/ -mindepth 2 -maxdepth 8 -type d -name "*$CID*" 2>/dev/null)" ]
+	pr delete -f "$CID"
+	assert_no_leftovers "$CID"
+}
+
 @test "crun flag: --cgroup-manager with an unknown value is refused" {
 	run pr --cgroup-manager nonsense list
 	[ "$status" -ne 0 ]
