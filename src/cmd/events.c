@@ -14,11 +14,9 @@
 #include "../base/util.h"
 #include "../lifecycle/ops.h"
 
-#include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <yajl/yajl_gen.h>
 
 struct events_opts
