@@ -160,7 +160,10 @@ do_cgroup (libcrun_context_t *ctx, const char *config)
   if (c == NULL)
     return fail ("load", &err);
   if (libcrun_container_create (ctx, c, 0, &err) < 0)
-    return fail ("create", &err);
+    {
+      libcrun_container_free (c);
+      return fail ("create", &err);
+    }
   char second[256];
   snprintf (second, sizeof second, "%s-b", ctx->id);
   libcrun_context_t ctx2 = *ctx;
