@@ -99,6 +99,8 @@ parse_globals (int argc, char **argv, struct pr_global *g, int *first, pr_error 
             if (pr_cgroup_driver_choose (optarg, false, &d, err) < 0)
               return -1;
             g->cgroup_manager = optarg;
+            /* kept for readers of the flag; the choice is the manager's */
+            g->systemd_cgroup = g->systemd_cgroup || d == PR_CGROUP_DRIVER_SYSTEMD;
             break;
           }
         case 'v':
