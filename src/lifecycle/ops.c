@@ -10,7 +10,7 @@
 #include "../base/json.h"
 #include "../base/util.h"
 #include "../cgroup/manager.h"
-#include "../rollout/network.h"
+#include "../rollout/lifecycle.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -245,23 +245,6 @@ pr_container_resume (const struct pr_global *g, const char *id, pr_error **err)
 
 /* -------------------------------------------------------------------- ps */
 
-/* A rollout's egress helper runs in the container's cgroup (it is charged
- * to the container) but is none of the container's processes: engines
- * list and signal what ps prints.  Removes its pid from pids. */
-static void
-drop_egress_helper (const struct pr_state *st, pid_t *pids, size_t *n)
-{
-  _cleanup_free_ char *text = NULL;
-  int helper = 0;
-  if (pr_read_file_at (st->state_dirfd, PR_EGRESS_PID, &text, NULL, NULL) < 0 || sscanf (text, "%d", &helper) != 1)
-    return;
-  size_t w = 0;
-  for (size_t i = 0; i < *n; i++)
-    if (pids[i] != helper)
-      pids[w++] = pids[i];
-  *n = w;
-}
-
 int
 pr_container_ps (const struct pr_global *g, const char *id, pid_t **pids_out, size_t *n_out, pr_error **err)
 {
@@ -274,7 +257,7 @@ pr_container_ps (const struct pr_global *g, const char *id, pid_t **pids_out, si
   size_t n = 0;
   if (cg.ops->pids (&cg, &pids, &n, err) < 0)
     return -1;
-  drop_egress_helper (st, pids, &n);
+  pr_rollout_ps_filter (st->state_dirfd, pids, &n); /* the egress helper is none of its processes */
   *pids_out = pids;
   *n_out = n;
   return 0;
