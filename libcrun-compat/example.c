@@ -7,6 +7,13 @@
  *   example lifecycle ROOT BUNDLE ID  load the config from memory, then
  *                                     create, state, start, exec, kill,
  *                                     delete, printing each step
+ *   example cgroup ROOT BUNDLE ID     load the config from the file, create
+ *                                     ID and ID-b from it, start ID, pause
+ *                                     and resume it, update its pids limit
+ *                                     (70 by values, then 80 by JSON), list
+ *                                     its pids, read its stats and one
+ *                                     stats event; ID is left running, ID-b
+ *                                     is deleted
  *   example bad-config                show the error of an invalid config
  *
  * EXAMPLE_PRESERVE_FDS=N in the environment sets the context's
@@ -137,6 +144,79 @@ do_lifecycle (libcrun_context_t *ctx, const char *config)
   return 0;
 }
 
+static int
+print_event (const char *type, const char *id, const char *data_json, void *arg)
+{
+  printf ("event %s %s%s\n", type, id, data_json && strstr (data_json, "\"pids\"") ? " with pids" : "");
+  return 0;
+}
+
+/* The operations on the cgroup, and a loaded container created twice. */
+static int
+do_cgroup (libcrun_context_t *ctx, const char *config)
+{
+  libcrun_error_t err = NULL;
+  libcrun_container_t *c = libcrun_container_load_from_file (config, &err);
+  if (c == NULL)
+    return fail ("load", &err);
+  if (libcrun_container_create (ctx, c, 0, &err) < 0)
+    {
+      libcrun_container_free (c);
+      return fail ("create", &err);
+    }
+  char second[256];
+  snprintf (second, sizeof second, "%s-b", ctx->id);
+  libcrun_context_t ctx2 = *ctx;
+  ctx2.id = second;
+  int r = libcrun_container_create (&ctx2, c, 0, &err);
+  const char *note = libcrun_container_get_annotation (c, "org.example.note");
+  printf ("annotation after create org.example.note=%s\n", note ? note : "(none)");
+  libcrun_container_free (c);
+  if (r < 0)
+    return fail ("second create", &err);
+  printf ("created twice\n");
+  if (libcrun_container_delete (&ctx2, second, true, &err) < 0)
+    return fail ("delete second", &err);
+  if (libcrun_container_start (ctx, ctx->id, &err) < 0)
+    return fail ("start", &err);
+  if (wait_status (ctx, "running"))
+    return 1;
+  if (libcrun_container_pause (ctx, ctx->id, &err) < 0)
+    return fail ("pause", &err);
+  if (wait_status (ctx, "paused"))
+    return 1;
+  printf ("paused\n");
+  if (libcrun_container_unpause (ctx, ctx->id, &err) < 0)
+    return fail ("unpause", &err);
+  if (wait_status (ctx, "running"))
+    return 1;
+  printf ("resumed\n");
+  struct libcrun_update_value_s v[] = { { "pids", "limit", true, "70" } };
+  if (libcrun_container_update_from_values (ctx, ctx->id, v, 1, &err) < 0)
+    return fail ("update from values", &err);
+  printf ("updated by values\n");
+  const char *res = "{\"pids\": {\"limit\": 80}}";
+  if (libcrun_container_update (ctx, ctx->id, res, strlen (res), &err) < 0)
+    return fail ("update", &err);
+  printf ("updated by json\n");
+  pid_t *pids = NULL;
+  if (libcrun_container_read_pids (ctx, ctx->id, true, &pids, &err) < 0)
+    return fail ("read pids", &err);
+  int n = 0;
+  while (pids[n] > 0)
+    n++;
+  free (pids);
+  printf ("pids %d\n", n);
+  char *stats = NULL;
+  if (libcrun_container_stats_json (ctx, ctx->id, &stats, &err) < 0)
+    return fail ("stats", &err);
+  printf ("stats%s\n", strstr (stats, "\"pids\"") ? " with pids" : "");
+  free (stats);
+  if (libcrun_container_events (ctx, ctx->id, true, 1000, print_event, NULL, &err) < 0)
+    return fail ("events", &err);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -151,7 +231,7 @@ main (int argc, char **argv)
     }
   if (argc != 5)
     {
-      fprintf (stderr, "usage: %s run|lifecycle ROOT BUNDLE ID | bad-config\n", argv[0]);
+      fprintf (stderr, "usage: %s run|lifecycle|cgroup ROOT BUNDLE ID | bad-config\n", argv[0]);
       return 2;
     }
   char config[4096];
@@ -164,6 +244,8 @@ main (int argc, char **argv)
     return do_run (&ctx, config);
   if (strcmp (argv[1], "lifecycle") == 0)
     return do_lifecycle (&ctx, config);
+  if (strcmp (argv[1], "cgroup") == 0)
+    return do_cgroup (&ctx, config);
   fprintf (stderr, "unknown mode `%s`\n", argv[1]);
   return 2;
 }

@@ -1,13 +1,15 @@
 /* libproctor-crun.c - the libcrun-shaped API (libproctor-crun.h) as thin
  * wrappers over proctor's lifecycle (src/lifecycle): a libcrun context
  * becomes a pr_global plus pr_create_opts, a pr_error becomes a
- * libcrun_error_t. */
+ * libcrun_error_t, a loaded container's parsed config goes to create as
+ * it is (pr_create_opts.config). */
 #define _GNU_SOURCE
 #include "libproctor-crun.h"
 #include "../src/base/util.h"
 #include "../src/config/config.h"
 #include "../src/lifecycle/container.h"
 #include "../src/lifecycle/exec.h"
+#include "../src/lifecycle/ops.h"
 #include "../src/lifecycle/state.h"
 
 #include <errno.h>
@@ -21,7 +23,10 @@ struct libcrun_container_s
 {
   char *text;            /* config.json as loaded: what create runs */
   size_t len;
-  struct pr_config *cfg; /* parsed, for annotations and early errors */
+  struct pr_config *cfg; /* parsed at load; create takes it over (then NULL
+                            until a second create parses text again) */
+  struct pr_keyval *annotations; /* copied at load: they outlive cfg */
+  size_t n_annotations;
 };
 
 /* Moves a proctor error into a libcrun one (and frees it).  Returns -1. */
@@ -81,6 +86,13 @@ load_text (char *text, size_t len, libcrun_error_t *err)
   c->text = text;
   c->len = len;
   c->cfg = cfg;
+  c->annotations = xmalloc0 ((cfg->n_annotations + 1) * sizeof *c->annotations);
+  for (size_t i = 0; i < cfg->n_annotations; i++)
+    {
+      c->annotations[i].key = xstrdup (cfg->annotations[i].key);
+      c->annotations[i].value = xstrdup (cfg->annotations[i].value);
+    }
+  c->n_annotations = cfg->n_annotations;
   return c;
 }
 
@@ -132,6 +144,12 @@ libcrun_container_free (libcrun_container_t *c)
     return;
   if (c->cfg)
     pr_config_free (c->cfg);
+  for (size_t i = 0; i < c->n_annotations; i++)
+    {
+      free (c->annotations[i].key);
+      free (c->annotations[i].value);
+    }
+  free (c->annotations);
   free (c->text);
   free (c);
 }
@@ -145,11 +163,14 @@ libcrun_container_get_config_json (libcrun_container_t *c)
 const char *
 libcrun_container_get_annotation (libcrun_container_t *c, const char *key)
 {
-  return c && key ? pr_config_annotation (c->cfg, key) : NULL;
+  for (size_t i = 0; c && key && i < c->n_annotations; i++)
+    if (strcmp (c->annotations[i].key, key) == 0)
+      return c->annotations[i].value;
+  return NULL;
 }
 
-/* The lifecycle reads configs and process files by path, in this process
- * and before any fork; a sealed memfd gives in-memory JSON a path without a
+/* The lifecycle reads exec's process files by path, in this process and
+ * before any fork; a sealed memfd gives in-memory JSON a path without a
  * temporary file to clean up, and nobody can change it under us. */
 static int
 memfd_with (const char *name, const char *data, size_t len, int *fd_out, char **path_out, pr_error **err)
@@ -182,17 +203,28 @@ check_context (const libcrun_context_t *ctx, bool need_id, pr_error **err)
   return 0;
 }
 
-/* Shared by run and create: builds the create options around a memfd
- * holding the loaded config. */
+/* The parsed config create takes over: the one parsed at load the first
+ * time, a new parse of the same text for a second create (create rewrites
+ * what it is given: crun annotations, a rollout's mounts). */
+static int
+take_config (libcrun_container_t *container, struct pr_config **out, pr_error **err)
+{
+  if (container->cfg == NULL && pr_config_parse (container->text, container->len, &container->cfg, err) < 0)
+    return -1;
+  *out = steal_pointer (&container->cfg);
+  return 0;
+}
+
+/* Shared by run and create: builds the create options around the loaded
+ * container's parsed config. */
 static int
 create_or_run (libcrun_context_t *ctx, libcrun_container_t *container, bool run, bool keep, int *exit_code,
                libcrun_error_t *err)
 {
   pr_error *e = NULL;
-  _cleanup_close_ int fd = -1;
-  _cleanup_free_ char *path = NULL;
+  struct pr_config *cfg = NULL;
   /* In a library the fds open at the call are the caller's, the ones
-   * preserve_fds may pass (fds.h): taken before the config memfd below. */
+   * preserve_fds may pass (fds.h). */
   struct pr_caller_fds caller;
   pr_caller_fds_snapshot (&caller);
   if (check_context (ctx, true, &e) < 0)
@@ -202,14 +234,16 @@ create_or_run (libcrun_context_t *ctx, libcrun_container_t *container, bool run,
       pr_error_invalid (&e, "container is NULL");
       return to_crun_error (e, err);
     }
-  if (memfd_with ("config.json", container->text, container->len, &fd, &path, &e) < 0)
+  if (take_config (container, &cfg, &e) < 0)
     return to_crun_error (e, err);
   struct pr_global g = global_of (ctx);
   g.caller_fds = caller;
   struct pr_create_opts o = {
     .id = ctx->id,
     .bundle = ctx->bundle,
-    .config_path = path,
+    .config = cfg, /* create frees it */
+    .config_text = container->text,
+    .config_len = container->len,
     .pid_file = ctx->pid_file,
     .console_socket = ctx->console_socket,
     .no_pivot = ctx->no_pivot,
@@ -386,4 +420,125 @@ libcrun_container_exec_json (libcrun_context_t *ctx, const char *id, const char 
 {
   struct libcrun_exec_options_s o = { .struct_size = sizeof o, .process_json = process_json };
   return libcrun_container_exec_with_options_json (ctx, id, &o, err);
+}
+
+/* ---------------------------------------------- operations on the cgroup */
+
+int
+libcrun_container_pause (libcrun_context_t *ctx, const char *id, libcrun_error_t *err)
+{
+  pr_error *e = NULL;
+  if (check_context (ctx, false, &e) < 0)
+    return to_crun_error (e, err);
+  struct pr_global g = global_of (ctx);
+  if (pr_container_pause (&g, id, &e) < 0)
+    return to_crun_error (e, err);
+  return 0;
+}
+
+int
+libcrun_container_unpause (libcrun_context_t *ctx, const char *id, libcrun_error_t *err)
+{
+  pr_error *e = NULL;
+  if (check_context (ctx, false, &e) < 0)
+    return to_crun_error (e, err);
+  struct pr_global g = global_of (ctx);
+  if (pr_container_resume (&g, id, &e) < 0)
+    return to_crun_error (e, err);
+  return 0;
+}
+
+int
+libcrun_container_update (libcrun_context_t *ctx, const char *id, const char *content, size_t len,
+                          libcrun_error_t *err)
+{
+  pr_error *e = NULL;
+  if (check_context (ctx, false, &e) < 0)
+    return to_crun_error (e, err);
+  if (content == NULL)
+    {
+      pr_error_invalid (&e, "update: content is NULL");
+      return to_crun_error (e, err);
+    }
+  /* content need not be NUL-terminated */
+  _cleanup_free_ char *text = xmalloc (len + 1);
+  memcpy (text, content, len);
+  text[len] = '\0';
+  struct pr_global g = global_of (ctx);
+  if (pr_container_update (&g, id, text, "resources", NULL, 0, &e) < 0)
+    return to_crun_error (e, err);
+  return 0;
+}
+
+int
+libcrun_container_update_from_values (libcrun_context_t *ctx, const char *id, struct libcrun_update_value_s *values,
+                                      size_t len, libcrun_error_t *err)
+{
+  pr_error *e = NULL;
+  if (check_context (ctx, false, &e) < 0)
+    return to_crun_error (e, err);
+  _cleanup_free_ struct pr_update_value *v = xmalloc0 ((len + 1) * sizeof *v);
+  for (size_t i = 0; i < len; i++)
+    {
+      if (values[i].section == NULL || values[i].name == NULL || values[i].value == NULL)
+        {
+          pr_error_invalid (&e, "update: value %zu has a NULL section, name or value", i);
+          return to_crun_error (e, err);
+        }
+      v[i] = (struct pr_update_value){ values[i].section, values[i].name, values[i].numeric, values[i].value };
+    }
+  struct pr_global g = global_of (ctx);
+  if (pr_container_update (&g, id, NULL, NULL, v, len, &e) < 0)
+    return to_crun_error (e, err);
+  return 0;
+}
+
+int
+libcrun_container_read_pids (libcrun_context_t *ctx, const char *id, bool recurse, pid_t **pids,
+                             libcrun_error_t *err)
+{
+  pr_error *e = NULL;
+  _cleanup_free_ pid_t *found = NULL;
+  size_t n = 0;
+  if (check_context (ctx, false, &e) < 0)
+    return to_crun_error (e, err);
+  struct pr_global g = global_of (ctx);
+  if (pr_container_ps (&g, id, &found, &n, &e) < 0)
+    return to_crun_error (e, err);
+  pid_t *out = xmalloc ((n + 1) * sizeof *out);
+  for (size_t i = 0; i < n; i++)
+    out[i] = found[i];
+  out[n] = 0;
+  *pids = out;
+  return 0;
+}
+
+int
+libcrun_container_stats_json (libcrun_context_t *ctx, const char *id, char **json, libcrun_error_t *err)
+{
+  pr_error *e = NULL;
+  if (check_context (ctx, false, &e) < 0)
+    return to_crun_error (e, err);
+  struct pr_global g = global_of (ctx);
+  if (pr_container_stats (&g, id, json, &e) < 0)
+    return to_crun_error (e, err);
+  return 0;
+}
+
+int
+libcrun_container_events (libcrun_context_t *ctx, const char *id, bool stats_once, long long interval_ms,
+                          libcrun_event_cb cb, void *arg, libcrun_error_t *err)
+{
+  pr_error *e = NULL;
+  if (check_context (ctx, false, &e) < 0)
+    return to_crun_error (e, err);
+  if (cb == NULL)
+    {
+      pr_error_invalid (&e, "events: callback is NULL");
+      return to_crun_error (e, err);
+    }
+  struct pr_global g = global_of (ctx);
+  if (pr_container_events (&g, id, stats_once, interval_ms, cb, arg, &e) < 0)
+    return to_crun_error (e, err);
+  return 0;
 }

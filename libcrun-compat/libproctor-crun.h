@@ -20,14 +20,16 @@
  * this library should itself be started from a sealed or read-only binary.
  *
  * Not provided (link errors rather than silent no-ops): checkpoint/restore,
- * update, pause/unpause, features, custom handlers, the libocispec
- * runtime_spec_* types (exec takes the process as JSON instead). */
+ * features, custom handlers, libcrun_container_stats's struct (stats come
+ * as runc's JSON instead), the libocispec runtime_spec_* types (exec takes
+ * the process as JSON instead). */
 #ifndef LIBPROCTOR_CRUN_H
 #define LIBPROCTOR_CRUN_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -156,6 +158,68 @@ int libcrun_container_exec_with_options_json (libcrun_context_t *context, const 
                                               const struct libcrun_exec_options_s *opts, libcrun_error_t *err);
 int libcrun_container_exec_process_file (libcrun_context_t *context, const char *id, const char *path,
                                          libcrun_error_t *err);
+
+/* ------------------------------------------- operations on the cgroup */
+
+/* `proctor pause ID` / `proctor resume ID`: freezes or thaws every process
+ * of the container (its cgroup's freezer).  Errors: does not exist; "container
+ * ID is not running: STATUS" / "... is not paused: STATUS"; the freezer's
+ * (ETIMEDOUT when it does not settle in 5 s; EINVAL when the container has
+ * no cgroup of its own: force_no_cgroup). */
+int libcrun_container_pause (libcrun_context_t *context, const char *id, libcrun_error_t *err);
+int libcrun_container_unpause (libcrun_context_t *context, const char *id, libcrun_error_t *err);
+
+/* `proctor update --resources FILE ID` with the linux.resources object as
+ * JSON text (content, len bytes): only the keys present change, in the
+ * cgroup and in the state's copy of config.json.  Errors: does not exist;
+ * "update: container ID is STATUS" when stopped or without a cgroup;
+ * invalid JSON or not an object (EINVAL); the cgroup write's errno naming
+ * the file (EINVAL for an impossible value, ENOTSUP for a controller the
+ * host lacks). */
+int libcrun_container_update (libcrun_context_t *context, const char *id, const char *content, size_t len,
+                              libcrun_error_t *err);
+
+/* One linux.resources value for libcrun_container_update_from_values:
+ * SECTION.NAME := value, a JSON number's text when numeric ("104857600",
+ * "-1"), else a string ("0-1").  As crun's struct libcrun_update_value_s. */
+struct libcrun_update_value_s
+{
+  const char *section; /* "memory", "cpu", "pids", "blockIO", ... */
+  const char *name;    /* "limit", "quota", "cpus", ... */
+  bool numeric;
+  const char *value;
+};
+
+/* `proctor update --memory ... ID`: the len values (the last one wins for a
+ * repeated key).  Errors: as libcrun_container_update; EINVAL "update:
+ * nothing to update" for len 0. */
+int libcrun_container_update_from_values (libcrun_context_t *context, const char *id,
+                                          struct libcrun_update_value_s *values, size_t len, libcrun_error_t *err);
+
+/* `proctor ps --format json ID`: the host pids of the container's processes
+ * (its cgroup and those below it, whatever recurse says; a rollout's
+ * egress helper left out) as a malloc'd array ending with 0 in *pids (the
+ * caller frees it).  Errors: does not exist; the cgroup read's errno;
+ * EINVAL without a cgroup. */
+int libcrun_container_read_pids (libcrun_context_t *context, const char *id, bool recurse, pid_t **pids,
+                                 libcrun_error_t *err);
+
+/* `proctor events --stats ID`'s data: runc's types.Stats JSON object
+ * (cpu, memory, pids, blkio, hugetlb; nanoseconds and bytes) in *json (the
+ * caller frees it).  A proctor extension in place of crun's struct-filling
+ * libcrun_container_stats.  Errors: does not exist; "container ID is not
+ * running"; the cgroup read's errno. */
+int libcrun_container_stats_json (libcrun_context_t *context, const char *id, char **json, libcrun_error_t *err);
+
+/* `proctor events ID` (a proctor extension): calls cb with type "stats"
+ * (data_json the types.Stats object) every interval_ms (>= 1; stats_once:
+ * once, then returns) and with type "oom" (data_json NULL) per OOM kill
+ * of the container's cgroup, until the container stops or cb returns
+ * non-zero; then returns 0.  The strings are valid during the call only.
+ * Errors: as libcrun_container_stats_json; EINVAL for interval_ms < 1. */
+typedef int (*libcrun_event_cb) (const char *type, const char *id, const char *data_json, void *arg);
+int libcrun_container_events (libcrun_context_t *context, const char *id, bool stats_once, long long interval_ms,
+                              libcrun_event_cb cb, void *arg, libcrun_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "cgroup/manager.h"
 #include "cmd/cmd.h"
 #include "linux/exeguard.h"
 
@@ -92,12 +93,16 @@ parse_globals (int argc, char **argv, struct pr_global *g, int *first, pr_error 
         case G_ROOTLESS: g->rootless = optarg; break;
         case G_ROLLOUT_POLICY: g->rollout_policy = optarg; break;
         case G_CGROUP_MANAGER:
-          g->cgroup_manager = optarg;
-          if (strcmp (optarg, "systemd") == 0)
-            g->systemd_cgroup = true;
-          else if (strcmp (optarg, "cgroupfs") != 0 && strcmp (optarg, "disabled") != 0)
-            return pr_error_invalid (err, "unknown --cgroup-manager `%s`", optarg);
-          break;
+          {
+            /* validated here, chosen at create (cgroup/manager.h) */
+            enum pr_cgroup_driver d;
+            if (pr_cgroup_driver_choose (optarg, false, &d, err) < 0)
+              return -1;
+            g->cgroup_manager = optarg;
+            /* kept for readers of the flag; the choice is the manager's */
+            g->systemd_cgroup = g->systemd_cgroup || d == PR_CGROUP_DRIVER_SYSTEMD;
+            break;
+          }
         case 'v':
         case G_VERSION: print_version (); return 1;
         case 'h':

@@ -4,23 +4,20 @@
  *   {"type":"oom","id":ID}
  * --stats prints one stats object and exits; otherwise stats are printed
  * every --interval (default 5s) and OOM kills as they are seen (the cgroup's
- * oom_kill counter, polled), until the container stops.
+ * oom_kill counter, polled), until the container stops: the stream is
+ * pr_container_events (lifecycle/ops.h); this file parses the flags and
+ * prints.
  * Source: runc events(8); runc types/events.go. */
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "../base/json.h"
 #include "../base/util.h"
-#include "../cgroup/cgroup.h"
-#include "../lifecycle/state.h"
+#include "../lifecycle/ops.h"
 
-#include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <yajl/yajl_gen.h>
-
-#define OOM_POLL_MS 200
 
 struct events_opts
 {
@@ -78,8 +75,8 @@ handle (int key, const char *arg, void *data, pr_error **err)
   return 0;
 }
 
-static void
-print_event (const char *type, const char *id, const char *data_json)
+static int
+print_event (const char *type, const char *id, const char *data_json, void *arg)
 {
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
@@ -95,65 +92,6 @@ print_event (const char *type, const char *id, const char *data_json)
   else
     printf ("%s\n", text);
   fflush (stdout);
-}
-
-static int
-print_stats (const struct pr_state *st, pr_error **err)
-{
-  _cleanup_free_ char *data = NULL;
-  if (pr_cgroup_stats_json (st->cgroup_path, &data, err) < 0)
-    return -1;
-  print_event ("stats", st->id, data);
-  return 0;
-}
-
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static bool
-gone (const struct pr_state *st)
-{
-  return strcmp (pr_state_status (st), "stopped") == 0;
-}
-
-static int
-stream (const struct pr_state *st, long long interval_ms, pr_error **err)
-{
-  uint64_t ooms = 0;
-  _cleanup_error_ pr_error *e = NULL;
-  bool watch_oom = pr_cgroup_oom_kills (st->cgroup_path, &ooms, &e) == 0;
-  long long next_stats = now_ms ();
-  while (!gone (st))
-    {
-      if (watch_oom)
-        {
-          uint64_t now_ooms = 0;
-          _cleanup_error_ pr_error *oe = NULL;
-          if (pr_cgroup_oom_kills (st->cgroup_path, &now_ooms, &oe) < 0)
-            break; /* cgroup gone: the container is over */
-          for (; ooms < now_ooms; ooms++)
-            print_event ("oom", st->id, NULL);
-        }
-      if (now_ms () >= next_stats)
-        {
-          if (print_stats (st, err) < 0)
-            return gone (st) ? 0 : -1;
-          next_stats = now_ms () + interval_ms;
-        }
-      long long wait = next_stats - now_ms ();
-      if (watch_oom && wait > OOM_POLL_MS)
-        wait = OOM_POLL_MS;
-      if (wait > 0)
-        {
-          struct timespec ts = { wait / 1000, (wait % 1000) * 1000000L };
-          nanosleep (&ts, NULL);
-        }
-    }
   return 0;
 }
 
@@ -162,29 +100,14 @@ run_events (struct pr_global *g, int argc, char **argv)
 {
   pr_error *err = NULL;
   struct events_opts o = { .interval_ms = 5000 };
-  _cleanup_state_ struct pr_state *st = NULL;
   int first = pr_cmd_parse (&pr_cmd_events, argc, argv, handle, &o, &err);
   if (first == -2)
     return 0;
   if (first < 0 || pr_cmd_need_args (&pr_cmd_events, argc, first, 1, 1, &err) < 0)
     return pr_cmd_fail (err);
-  /* shared lock only while reading state: events runs for a long time and
-   * must not block delete */
-  if (pr_state_load (g->root, argv[first], false, &st, &err) < 0)
+  if (pr_container_events (g, argv[first], o.stats, o.interval_ms, print_event, NULL, &err) < 0)
     return pr_cmd_fail (err);
-  if (st->state_dirfd >= 0)
-    {
-      close (st->state_dirfd);
-      st->state_dirfd = -1;
-    }
-  if (gone (st) || st->cgroup_path == NULL)
-    {
-      pr_error_set (&err, 0, "container %s is not running", st->id);
-      return pr_cmd_fail (err);
-    }
-  if (o.stats)
-    return print_stats (st, &err) < 0 ? pr_cmd_fail (err) : 0;
-  return stream (st, o.interval_ms, &err) < 0 ? pr_cmd_fail (err) : 0;
+  return 0;
 }
 
 static const struct pr_opt opts[] = {

@@ -1,12 +1,11 @@
-/* ps.c - `proctor ps`: processes of a container (its cgroup), runc's
- * output: `--format json` prints the pid array, table mode runs ps(1) on
- * the host and keeps the header plus the container's rows. */
+/* ps.c - `proctor ps`: processes of a container (pr_container_ps,
+ * lifecycle/ops.h), runc's output: `--format json` prints the pid array,
+ * table mode runs ps(1) on the host and keeps the header plus the
+ * container's rows. */
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "../base/util.h"
-#include "../cgroup/cgroup.h"
-#include "../lifecycle/state.h"
-#include "../rollout/network.h"
+#include "../lifecycle/ops.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,23 +17,6 @@ handle (int key, const char *arg, void *data, pr_error **err)
 {
   *(const char **) data = arg;
   return 0;
-}
-
-/* A rollout's egress helper runs in the container's cgroup (it is charged
- * to the container) but is none of the container's processes: engines
- * list and signal what ps prints.  Removes its pid from pids. */
-static void
-drop_egress_helper (const struct pr_state *st, pid_t *pids, size_t *n)
-{
-  _cleanup_free_ char *text = NULL;
-  int helper = 0;
-  if (pr_read_file_at (st->state_dirfd, PR_EGRESS_PID, &text, NULL, NULL) < 0 || sscanf (text, "%d", &helper) != 1)
-    return;
-  size_t w = 0;
-  for (size_t i = 0; i < *n; i++)
-    if (pids[i] != helper)
-      pids[w++] = pids[i];
-  *n = w;
 }
 
 static bool
@@ -101,7 +83,6 @@ run_ps (struct pr_global *g, int argc, char **argv)
 {
   pr_error *err = NULL;
   const char *format = "table";
-  _cleanup_state_ struct pr_state *st = NULL;
   _cleanup_free_ pid_t *pids = NULL;
   size_t n = 0;
   int first = pr_cmd_parse (&pr_cmd_ps, argc, argv, handle, &format, &err);
@@ -109,11 +90,8 @@ run_ps (struct pr_global *g, int argc, char **argv)
     return 0;
   if (first < 0 || pr_cmd_need_args (&pr_cmd_ps, argc, first, 1, -1, &err) < 0)
     return pr_cmd_fail (err);
-  if (pr_state_load (g->root, argv[first], false, &st, &err) < 0)
+  if (pr_container_ps (g, argv[first], &pids, &n, &err) < 0)
     return pr_cmd_fail (err);
-  if (pr_cgroup_pids (st->cgroup_path, &pids, &n, &err) < 0)
-    return pr_cmd_fail (err);
-  drop_egress_helper (st, pids, &n);
   if (strcmp (format, "json") == 0)
     {
       printf ("[");

@@ -34,7 +34,7 @@
 #include "../base/proc.h"
 #include "../base/syscall.h"
 #include "../base/util.h"
-#include "../cgroup/cgroup.h"
+#include "../cgroup/manager.h"
 #include "../config/config.h"
 #include "../../libcrun-compat/annotations.h"
 #include "../linux/caps.h"
@@ -273,6 +273,8 @@ static int
 load_config (struct create_ctx *c, pr_error **err)
 {
   _cleanup_free_ char *path = NULL;
+  if (c->cfg)
+    return 0; /* handed over parsed (pr_create_opts.config) */
   if (c->o->config_path)
     path = xstrdup (c->o->config_path);
   else
@@ -301,12 +303,7 @@ create_cleanup (struct create_ctx *c)
       waitpid (c->stage1, NULL, 0);
     }
   pr_rollout_create_failed (c->rollout, c->state_dirfd, c->rootfs);
-  if (c->cgroup_created && c->systemd_unit && pr_cgroup_systemd_stop (c->cgroup_path, &e) < 0)
-    {
-      pr_warn ("cleanup: %s", e->msg);
-      pr_error_free (&e);
-    }
-  if (c->cgroup_created && pr_cgroup_destroy (c->cgroup_path, &e) < 0)
+  if (c->cg.created && c->cg.ops->teardown (&c->cg, "cleanup", &e) < 0)
     {
       pr_warn ("cleanup: %s", e->msg);
       pr_error_free (&e);
@@ -326,7 +323,7 @@ create_ctx_free (struct create_ctx *c)
   free (c->config_text);
   free (c->bundle);
   free (c->rootfs);
-  free (c->cgroup_path);
+  pr_cgroup_manager_clear (&c->cg);
   free (c->state_json);
   pr_closep (&c->seccomp_listener);
   pr_rollout_free (c->rollout);
@@ -347,8 +344,8 @@ make_state (struct create_ctx *c, char **annotations)
     .bundle = c->bundle,
     .rootfs = c->rootfs,
     .owner = (char *) "",
-    .cgroup_path = c->cgroup_path,
-    .systemd_cgroup = c->g->systemd_cgroup,
+    .cgroup_path = c->cg.path,
+    .systemd_cgroup = c->cg.driver == PR_CGROUP_DRIVER_SYSTEMD,
     .annotations = annotations,
     .state_dirfd = c->state_dirfd,
   };
@@ -389,22 +386,6 @@ save_partial_state (struct create_ctx *c, pr_error **err)
   return r;
 }
 
-/* The systemd driver's cgroup: a scope needs a live pid, so it is made
- * here, with stage 1 as its first process, rather than before the fork.
- * systemd creates it in the hierarchies it manages; pr_cgroup_create adds
- * the others (cpuset, freezer, ...) and puts stage 1 there too, and the
- * limits go on through cgroupfs before stage 1 is let go. */
-static int
-create_systemd_cgroup (struct create_ctx *c, pr_error **err)
-{
-  if (pr_cgroup_systemd_start (c->cgroup_path, c->stage1, err) < 0)
-    return -1;
-  c->cgroup_created = true;
-  if (pr_cgroup_create (c->cgroup_path, c->stage1, err) < 0)
-    return -1;
-  return pr_cgroup_apply_resources (c->cgroup_path, c->cfg->linux.resources, false, err);
-}
-
 /* A setup process killed by the kernel's OOM killer only shows as "exited
  * before it was ready": say so when the container's cgroup counted an OOM
  * kill (a memory limit below what the runtime needs, e.g. 1 byte). */
@@ -413,9 +394,9 @@ explain_oom (const struct create_ctx *c, pr_error **err)
 {
   pr_error *e = NULL;
   uint64_t kills = 0;
-  if (c->cgroup_path == NULL || !c->cgroup_created)
+  if (!c->cg.created)
     return;
-  if (pr_cgroup_oom_kills (c->cgroup_path, &kills, &e) < 0)
+  if (c->cg.ops->oom_kills (&c->cg, &kills, &e) < 0)
     {
       pr_error_free (&e);
       return;
@@ -439,9 +420,9 @@ drive_children (struct create_ctx *c, pr_error **err)
   _cleanup_strv_ char **annotations = annotations_flat (c->cfg);
   int pid = 0;
 
-  if (c->systemd_unit && create_systemd_cgroup (c, err) < 0)
-    return -1;
-  if (!c->systemd_unit && c->cgroup_path && pr_cgroup_enter (c->cgroup_path, c->stage1, err) < 0)
+  /* Stage 1 joins the cgroup before it is let go (the systemd driver's
+   * scope is made here: it needs a live pid). */
+  if (c->cg.ops->start (&c->cg, c->stage1, c->cfg->linux.resources, err) < 0)
     return -1;
   test_crash_at ("fork");
   if (pr_sync_send (c->link.sync_parent, PR_SYNC_GO, 0, NULL, err) < 0)
@@ -474,7 +455,7 @@ drive_children (struct create_ctx *c, pr_error **err)
   if (pr_sync_expect (c->link.sync_parent, PR_SYNC_READY, "container process", NULL, NULL, err) < 0)
     return -1;
   _cleanup_free_ char *dir = xasprintf ("%s/%s", c->g->root, c->o->id);
-  int started = pr_rollout_ready (c->rollout, c->init_pid, c->state_dirfd, dir, c->cgroup_path, err);
+  int started = pr_rollout_ready (c->rollout, c->init_pid, c->state_dirfd, dir, c->cg.path, err);
   if (started < 0)
     return -1;
   if (started > 0)
@@ -494,9 +475,10 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
   c->state_created = true;
   if (pr_write_file_at (c->state_dirfd, "config.json", c->config_text, c->config_len, 0600, err) < 0)
     return -1;
-  /* crun's --cgroup-manager disabled: the container stays in our cgroup. */
-  bool no_cgroup = c->g->cgroup_manager && strcmp (c->g->cgroup_manager, "disabled") == 0;
-  if (!no_cgroup && pr_cgroup_path (c->cfg->linux.cgroups_path, c->o->id, c->g->systemd_cgroup, &c->cgroup_path, err) < 0)
+  /* The cgroup driver is chosen here, once (cgroup/manager.h); crun's
+   * --cgroup-manager disabled leaves the container in our cgroup. */
+  if (pr_cgroup_manager_new (c->g->cgroup_manager, c->g->systemd_cgroup, c->cfg->linux.cgroups_path, c->o->id, &c->cg,
+                             err) < 0)
     return -1;
   if (save_partial_state (c, err) < 0)
     return -1;
@@ -525,18 +507,10 @@ prepare_runtime_side (struct create_ctx *c, pr_error **err)
   if (c->o->local_tty && c->cfg->process.terminal
       && pr_console_local_socket (&c->link.local_console, &c->link.console_fd, err) < 0)
     return -1;
-  /* The systemd driver's cgroup is made after the fork (drive_children). */
-  c->systemd_unit = !no_cgroup && c->g->systemd_cgroup;
-  if (!no_cgroup && !c->systemd_unit)
-    {
-      if (pr_cgroup_check_not_frozen (c->cgroup_path, err) < 0)
-        return -1;
-      if (pr_cgroup_create (c->cgroup_path, 0, err) < 0)
-        return -1;
-      c->cgroup_created = true;
-      if (pr_cgroup_apply_resources (c->cgroup_path, c->cfg->linux.resources, false, err) < 0)
-        return -1;
-    }
+  /* cgroupfs: the cgroup and its limits, before the fork; the systemd
+   * driver's scope is made after it (drive_children). */
+  if (c->cg.ops->setup (&c->cg, c->cfg->linux.resources, err) < 0)
+    return -1;
   test_crash_at ("cgroup");
   int sp[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -553,6 +527,16 @@ pr_container_create (const struct pr_global *g, const struct pr_create_opts *o, 
   struct create_ctx c = { .g = g, .o = o, .state_dirfd = -1, .fifo_dirfd = -1, .link = PR_CHILD_LINK_INIT,
                           .seccomp_listener = -1 };
   int ret = -1;
+
+  /* A parsed config is ours from here on, even when create fails early. */
+  if (o->config)
+    {
+      c.cfg = o->config;
+      c.config_text = xmalloc (o->config_len + 1);
+      memcpy (c.config_text, o->config_text, o->config_len);
+      c.config_text[o->config_len] = '\0';
+      c.config_len = o->config_len;
+    }
 
   if (pr_state_check_id (o->id, err) < 0 || load_config (&c, err) < 0
       || pr_crun_annotations_apply (c.cfg, err) < 0 || validate_config (&c, err) < 0
@@ -713,7 +697,12 @@ pr_container_kill (const struct pr_global *g, const char *id, int sig, bool all,
   if (pr_state_load (g->root, id, false, &st, err) < 0)
     return -1;
   if (all && st->cgroup_path)
-    return pr_cgroup_kill (st->cgroup_path, sig, err);
+    {
+      /* kill --all without a cgroup of its own signals the process only */
+      _cleanup_cgroup_manager_ struct pr_cgroup_manager cg;
+      pr_state_cgroup (st, &cg);
+      return cg.ops->kill (&cg, sig, err);
+    }
   _cleanup_close_ int pfd = pidfd_open_checked (st);
   if (pfd < 0)
     return pr_error_set (err, 0, "container not running");
@@ -768,17 +757,12 @@ pr_container_delete (const struct pr_global *g, const char *id, bool force, pr_e
    * SIGTERM before the cgroup's leftovers get SIGKILL, so it writes its
    * folded log lines and totals. */
   pr_rollout_stop (st->state_dirfd);
-  /* The unit first: systemd would otherwise recreate or hold on to the
-   * scope's cgroup while cgroupfs removes it. */
-  if (st->cgroup_path && st->systemd_cgroup && pr_cgroup_systemd_stop (st->cgroup_path, err) < 0)
-    {
-      /* systemd gone or not answering: the unit is then not ours to fix,
-       * and the container's cgroups, hooks and state still get cleaned. */
-      pr_warn ("delete %s: %s", id, (*err)->msg);
-      pr_error_free (err);
-    }
-  /* pr_cgroup_destroy kills what is left in the cgroup before removing it */
-  if (st->cgroup_path && pr_cgroup_destroy (st->cgroup_path, err) < 0)
+  /* The cgroup's teardown kills what is left in it before removing it
+   * (a systemd unit is stopped first; its failure only warns). */
+  _cleanup_cgroup_manager_ struct pr_cgroup_manager cg;
+  pr_state_cgroup (st, &cg);
+  _cleanup_free_ char *warn_prefix = xasprintf ("delete %s", id);
+  if (cg.ops->teardown (&cg, warn_prefix, err) < 0)
     return -1;
   if (st->cgroup_path && pr_rollout_delete_cgroup (st->cgroup_path, err) < 0)
     return -1;

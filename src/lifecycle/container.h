@@ -10,6 +10,7 @@
 
 #include "../base/error.h"
 #include "../base/fds.h"
+#include "../config/config.h"
 
 /* Global options (runc's global flags). */
 struct pr_global
@@ -30,6 +31,13 @@ struct pr_create_opts
   const char *id;
   const char *bundle;         /* default "." */
   const char *config_path;    /* crun's --config; default BUNDLE/config.json */
+  /* A config.json already parsed (libproctor-crun): create takes it over
+   * and frees it, whether it succeeds or not, and reads no file; its text
+   * (config_len bytes) is what the state directory keeps.  NULL: read
+   * config_path. */
+  struct pr_config *config;
+  const char *config_text;
+  size_t config_len;
   const char *pid_file;
   const char *console_socket;
   bool no_pivot;

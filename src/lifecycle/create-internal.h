@@ -10,6 +10,7 @@
 
 #include "child.h"
 #include "container.h"
+#include "../cgroup/manager.h"
 #include "../config/config.h"
 #include "../rollout/rollout.h"
 
@@ -27,9 +28,7 @@ struct create_ctx
   bool state_created;
   int *ns_fds;
   struct pr_child_link link; /* sync pair and console fds (child.h) */
-  char *cgroup_path;
-  bool cgroup_created;
-  bool systemd_unit;   /* the cgroup is a systemd unit (--systemd-cgroup) */
+  struct pr_cgroup_manager cg; /* the container's cgroup, whichever driver */
   pid_t stage1;
   pid_t init_pid;
   int new_flags;

@@ -21,7 +21,7 @@
 #include "../base/env.h"
 #include "../base/log.h"
 #include "../base/util.h"
-#include "../cgroup/cgroup.h"
+#include "../cgroup/manager.h"
 #include "../config/config.h"
 #include "../linux/caps.h"
 #include "../linux/namespace.h"
@@ -465,9 +465,9 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
       waitpid (j, NULL, 0);
       return -1;
     }
-  if (!placed && c->st->cgroup_path
-      && (c->o->cgroup ? pr_cgroup_enter_sub (c->st->cgroup_path, sub, j, err)
-                       : pr_cgroup_enter (c->st->cgroup_path, j, err)) < 0)
+  _cleanup_cgroup_manager_ struct pr_cgroup_manager cg;
+  pr_state_cgroup (c->st, &cg);
+  if (!placed && cg.ops->enter (&cg, j, sub, err) < 0)
     {
       kill (j, SIGKILL);
       waitpid (j, NULL, 0);

@@ -4,7 +4,6 @@
 #include "../base/json.h"
 #include "../base/proc.h"
 #include "../base/util.h"
-#include "../cgroup/cgroup.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -90,9 +89,17 @@ pr_state_status (const struct pr_state *st)
   if (st->state_dirfd >= 0 && faccessat (st->state_dirfd, "exec.fifo", F_OK, 0) == 0)
     return "created";
   bool frozen = false;
-  if (st->cgroup_path && pr_cgroup_is_frozen (st->cgroup_path, &frozen) == 0 && frozen)
+  _cleanup_cgroup_manager_ struct pr_cgroup_manager cg;
+  pr_state_cgroup (st, &cg);
+  if (cg.ops->is_frozen (&cg, &frozen) == 0 && frozen)
     return "paused";
   return "running";
+}
+
+void
+pr_state_cgroup (const struct pr_state *st, struct pr_cgroup_manager *out)
+{
+  pr_cgroup_manager_open (st->cgroup_path, st->systemd_cgroup, out);
 }
 
 #define GEN_STR(g, s) yajl_gen_string (g, (const unsigned char *) (s), strlen (s))

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "../base/error.h"
+#include "../cgroup/manager.h"
 
 struct pr_state
 {
@@ -54,6 +55,11 @@ int pr_state_save (const struct pr_state *st, pr_error **err);
  * "stopped", derived from the live process (pid alive with the same start
  * time), exec.fifo presence and the freezer state. */
 const char *pr_state_status (const struct pr_state *st);
+
+/* The container's cgroup manager as state.json recorded it (the driver
+ * create chose; disabled when there is no cgroup path).  *out is the
+ * caller's (pr_cgroup_manager_clear).  Never fails. */
+void pr_state_cgroup (const struct pr_state *st, struct pr_cgroup_manager *out);
 
 /* Returns true if st->pid is alive and is still the same process. */
 bool pr_state_pid_alive (const struct pr_state *st);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -120,6 +121,20 @@ pr_rollout_exec_failed_cgroup (const struct pr_rollout_exec_plan *plan, const ch
 {
   if (plan->rollout != NULL && plan->phase != PR_PHASE_AGENT)
     pr_budget_release (cgroup_path);
+}
+
+void
+pr_rollout_ps_filter (int state_dirfd, pid_t *pids, size_t *n)
+{
+  _cleanup_free_ char *text = NULL;
+  int helper = 0;
+  if (pr_read_file_at (state_dirfd, PR_EGRESS_PID, &text, NULL, NULL) < 0 || sscanf (text, "%d", &helper) != 1)
+    return;
+  size_t w = 0;
+  for (size_t i = 0; i < *n; i++)
+    if (pids[i] != helper)
+      pids[w++] = pids[i];
+  *n = w;
 }
 
 /* verifier.agent_processes before a verifier session.  A container

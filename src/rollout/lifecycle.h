@@ -14,6 +14,7 @@
 #define PROCTOR_ROLLOUT_LIFECYCLE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "phase.h"
@@ -86,6 +87,16 @@ int pr_rollout_delete (int state_dirfd, const char *rootfs, pr_error **err);
  * it (pr_budget_destroy, budget.h; nothing when there is none, as for a
  * plain container).  Errors: those of pr_budget_destroy. */
 int pr_rollout_delete_cgroup (const char *cgroup_path, pr_error **err);
+
+/* ----------------------------------------------------------------- ps */
+
+/* For ps (pr_container_ps, libcrun_container_read_pids): removes the
+ * egress helper's pid (the state directory's PR_EGRESS_PID) from pids, n
+ * entries, *n updated.  The helper runs in the container's cgroup (it is
+ * charged to the container) but is none of the container's processes:
+ * engines list and signal what ps prints.  Nothing to remove for a plain
+ * container or an unreadable pid file. */
+void pr_rollout_ps_filter (int state_dirfd, pid_t *pids, size_t *n);
 
 /* --------------------------------------------------------------- exec */
 

@@ -54,6 +54,34 @@ cgroup2_dir() {
 	assert_no_leftovers "$CID"
 }
 
+@test "crun flag: --cgroup-manager disabled: exec joins no cgroup, the cgroup commands refuse and change nothing" {
+	need_proctor
+	setup_bundle busybox
+	cfg_args sleep 1000
+	track_id "$CID"
+	pr --cgroup-manager disabled run -d --bundle "$BUNDLE" "$CID" </dev/null
+	# exec: the process stays in the caller's cgroup too
+	pr exec -d --pid-file "$TEST_DIR/exec.pid" "$CID" sleep 1000
+	diff "/proc/$(cat "$TEST_DIR/exec.pid")/cgroup" /proc/self/cgroup
+	run pr pause "$CID"
+	[ "$status" -ne 0 ]
+	assert_output_contains "no cgroup of its own"
+	run pr ps "$CID"
+	[ "$status" -ne 0 ]
+	assert_output_contains "no cgroup of its own"
+	run pr update --pids-limit 10 "$CID"
+	[ "$status" -ne 0 ]
+	assert_output_contains "update: container $CID is running"
+	run pr events --stats "$CID"
+	[ "$status" -ne 0 ]
+	assert_output_contains "container $CID is not running"
+	# nothing was frozen, limited or created on the way
+	[ "$(state_of "$CID" status)" = running ]
+	[ -z "$(find /sys/fs/cgroup/ -mindepth 2 -maxdepth 8 -type d -name "*$CID*" 2>/dev/null)" ]
+	pr delete -f "$CID"
+	assert_no_leftovers "$CID"
+}
+
 @test "crun flag: --cgroup-manager with an unknown value is refused" {
 	run pr --cgroup-manager nonsense list
 	[ "$status" -ne 0 ]
@@ -255,8 +283,9 @@ cgroup2_dir() {
 	need_proctor
 	ex=$(example_bin)
 	setup_bundle busybox
-	# The library opens a memfd for the config at the lowest free number:
-	# with fd 4 left free by the program, that is 4, inside the range.
+	# Whatever the library opens itself (it once held the config in a memfd
+	# at the lowest free number: with fd 4 left free by the program, 4,
+	# inside the range) must not pass: only the program's fds 0-3.
 	cfg_args sh -c 'for f in /proc/self/fd/*; do n=${f##*/}; t=$(readlink $f) || continue; case $t in /proc/*) continue;; esac; echo "$n $t"; done'
 	echo x >"$TEST_DIR/three"
 	track_id "$CID"
@@ -289,6 +318,54 @@ cgroup2_dir() {
 	assert_output_contains "exec status 3"
 	assert_output_contains deleted
 	assert_output_contains "state after delete: container \`$CID\` does not exist"
+	assert_no_leftovers "$CID"
+}
+
+# The pids.max file of container $1's cgroup, from the host: the pids v1
+# hierarchy, else the unified one (hybrid and v2 hosts alike).
+pids_max_file() {
+	local cg m
+	cg=$(jq -r .cgroup_path "$PROCTOR_ROOT/$1/state.json")
+	[ -n "$cg" ] && [ "$cg" != null ] || return 1
+	m=$(awk '$9 == "cgroup" && $NF ~ /(^|,)pids(,|$)/ { print $5; exit }' /proc/self/mountinfo)
+	[ -n "$m" ] || m=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+	echo "$m$cg/pids.max"
+}
+
+@test "libproctor-crun: pause, update, ps, stats and events through the library; a loaded config creates twice" {
+	need_proctor
+	ex=$(example_bin)
+	setup_bundle busybox
+	cfg_args sleep 1000
+	cfg_set '.annotations["org.example.note"] = "hi" | .linux.resources.pids = {"limit": 50}'
+	track_id "$CID"
+	track_id "$CID-b"
+	# The container is left running with the program's stdio: into a file,
+	# so nothing waits for the container's end of a pipe.
+	timeout -k 5 120 "$ex" cgroup "$PROCTOR_ROOT" "$BUNDLE" "$CID" </dev/null >"$TEST_DIR/ex.out" 2>&1 ||
+		fail_with "example cgroup failed: $(cat "$TEST_DIR/ex.out")"
+	output=$(cat "$TEST_DIR/ex.out")
+	# create took the parsed config over; the annotations stay readable and
+	# a second create from the same loaded container works
+	assert_output_contains "annotation after create org.example.note=hi"
+	assert_output_contains "created twice"
+	assert_no_leftovers "$CID-b"
+	assert_output_contains paused
+	assert_output_contains resumed
+	assert_output_contains "updated by json"
+	assert_output_contains "pids 1"
+	assert_output_contains "stats with pids"
+	assert_output_contains "event stats $CID with pids"
+	# seen from the host: the cgroup has the JSON update's limit, the
+	# state's config copy too, and the CLI lists the same processes
+	f=$(pids_max_file "$CID") || fail_with "no cgroup path in state.json"
+	[ "$(cat "$f")" = 80 ] || fail_with "pids.max is $(cat "$f")"
+	[ "$(jq .linux.resources.pids.limit "$PROCTOR_ROOT/$CID/config.json")" = 80 ]
+	[ "$(state_of "$CID" status)" = running ]
+	run pr ps --format json "$CID"
+	assert_status 0
+	[ "$(jq length <<<"$output")" = 1 ]
+	pr delete -f "$CID"
 	assert_no_leftovers "$CID"
 }
 

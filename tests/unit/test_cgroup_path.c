@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "../../src/cgroup/cgroup-internal.h"
+#include "../../src/cgroup/manager.h"
 
 static void
 expect_path (const char *cgroups_path, const char *id, bool systemd, const char *own, const char *want)
@@ -225,6 +226,85 @@ test_mounts_unified_and_legacy (void **state)
   pr_error_free (&err);
 }
 
+/* The driver is chosen in one place from runc's and crun's flags. */
+static void
+expect_driver (const char *flag, bool systemd, enum pr_cgroup_driver want)
+{
+  pr_error *err = NULL;
+  enum pr_cgroup_driver d = (enum pr_cgroup_driver) -1;
+  if (pr_cgroup_driver_choose (flag, systemd, &d, &err) != 0)
+    fail_msg ("driver `%s` failed: %s", flag ? flag : "(null)", err ? err->msg : "?");
+  assert_int_equal (d, want);
+}
+
+static void
+test_driver_choose (void **state)
+{
+  (void) state;
+  expect_driver (NULL, false, PR_CGROUP_DRIVER_CGROUPFS);
+  expect_driver (NULL, true, PR_CGROUP_DRIVER_SYSTEMD);
+  expect_driver ("cgroupfs", false, PR_CGROUP_DRIVER_CGROUPFS);
+  /* --systemd-cgroup next to --cgroup-manager cgroupfs: systemd, as before */
+  expect_driver ("cgroupfs", true, PR_CGROUP_DRIVER_SYSTEMD);
+  expect_driver ("systemd", false, PR_CGROUP_DRIVER_SYSTEMD);
+  /* disabled wins over --systemd-cgroup: no cgroup at all */
+  expect_driver ("disabled", true, PR_CGROUP_DRIVER_DISABLED);
+  expect_driver ("disabled", false, PR_CGROUP_DRIVER_DISABLED);
+
+  pr_error *err = NULL;
+  enum pr_cgroup_driver d;
+  assert_int_equal (pr_cgroup_driver_choose ("nonsense", false, &d, &err), -1);
+  assert_int_equal (err->errnum, EINVAL);
+  assert_non_null (strstr (err->msg, "unknown --cgroup-manager `nonsense`"));
+  pr_error_free (&err);
+  assert_int_equal (pr_cgroup_driver_choose ("", false, &d, &err), -1);
+  pr_error_free (&err);
+}
+
+/* A container without a cgroup (state.json's "" path) gets the disabled
+ * driver whatever systemd_cgroup says; its lifecycle steps do nothing and
+ * what asks the cgroup itself fails with EINVAL rather than touching a
+ * path. */
+static void
+test_manager_open (void **state)
+{
+  (void) state;
+  struct pr_cgroup_manager m;
+  pr_cgroup_manager_open ("", true, &m);
+  assert_int_equal (m.driver, PR_CGROUP_DRIVER_DISABLED);
+  assert_null (m.path);
+  assert_false (pr_cgroup_manager_has_cgroup (&m));
+  pr_error *err = NULL;
+  assert_int_equal (m.ops->setup (&m, NULL, &err), 0);
+  assert_int_equal (m.ops->start (&m, 1, NULL, &err), 0);
+  assert_int_equal (m.ops->teardown (&m, "test", &err), 0);
+  bool frozen = true;
+  assert_int_equal (m.ops->is_frozen (&m, &frozen), 0);
+  assert_false (frozen);
+  assert_int_equal (m.ops->freeze (&m, true, &err), -1);
+  assert_int_equal (err->errnum, EINVAL);
+  pr_error_free (&err);
+  assert_int_equal (m.ops->kill (&m, 9, &err), -1);
+  pr_error_free (&err);
+  pr_cgroup_manager_clear (&m);
+
+  pr_cgroup_manager_open (NULL, false, &m);
+  assert_int_equal (m.driver, PR_CGROUP_DRIVER_DISABLED);
+  pr_cgroup_manager_clear (&m);
+
+  pr_cgroup_manager_open ("/system.slice/proctor-x.scope", true, &m);
+  assert_int_equal (m.driver, PR_CGROUP_DRIVER_SYSTEMD);
+  assert_string_equal (m.ops->name, "systemd");
+  assert_string_equal (m.path, "/system.slice/proctor-x.scope");
+  pr_cgroup_manager_clear (&m);
+
+  pr_cgroup_manager_open ("/c1", false, &m);
+  assert_int_equal (m.driver, PR_CGROUP_DRIVER_CGROUPFS);
+  assert_string_equal (m.ops->name, "cgroupfs");
+  assert_true (pr_cgroup_manager_has_cgroup (&m));
+  pr_cgroup_manager_clear (&m);
+}
+
 int
 main (void)
 {
@@ -238,6 +318,8 @@ main (void)
     cmocka_unit_test (test_own_parse),
     cmocka_unit_test (test_mounts_hybrid),
     cmocka_unit_test (test_mounts_unified_and_legacy),
+    cmocka_unit_test (test_driver_choose),
+    cmocka_unit_test (test_manager_open),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

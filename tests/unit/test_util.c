@@ -441,6 +441,53 @@ test_path_is_under (void **state)
   assert_false (pr_path_is_under ("/processes", "/proc"));
 }
 
+/* base/json.c's tree writer and merge, the rule `update` keeps the
+ * state's config.json with: objects merge key by key (over wins; base's
+ * keys first, in order), anything else is replaced; numbers keep their
+ * text. */
+static char *
+merged_text (const char *base, const char *over)
+{
+  yajl_val b = base ? yajl_tree_parse (base, NULL, 0) : NULL;
+  yajl_val o = over ? yajl_tree_parse (over, NULL, 0) : NULL;
+  yajl_gen g = yajl_gen_alloc (NULL);
+  pr_json_gen_merged (g, b, o);
+  if (b)
+    yajl_tree_free (b);
+  if (o)
+    yajl_tree_free (o);
+  return pr_json_gen_finish (g);
+}
+
+static void
+test_json_merge (void **state)
+{
+  (void) state;
+  char *t = merged_text ("{\"memory\":{\"limit\":1,\"swap\":2},\"pids\":{\"limit\":5},\"devices\":[1,2]}",
+                         "{\"memory\":{\"limit\":3},\"cpu\":{\"cpus\":\"0-1\"},\"devices\":[9]}");
+  assert_string_equal (t, "{\"memory\":{\"limit\":3,\"swap\":2},\"pids\":{\"limit\":5},\"devices\":[9],"
+                          "\"cpu\":{\"cpus\":\"0-1\"}}");
+  free (t);
+  /* no base: over as it is; no over: base as it is (1e3 keeps its text) */
+  t = merged_text (NULL, "{\"a\":true,\"b\":null}");
+  assert_string_equal (t, "{\"a\":true,\"b\":null}");
+  free (t);
+  t = merged_text ("{\"a\":1e3,\"s\":\"x\\\"y\"}", NULL);
+  assert_string_equal (t, "{\"a\":1e3,\"s\":\"x\\\"y\"}");
+  free (t);
+  /* a scalar over an object replaces it */
+  t = merged_text ("{\"a\":{\"b\":1}}", "{\"a\":7}");
+  assert_string_equal (t, "{\"a\":7}");
+  free (t);
+
+  yajl_val o = yajl_tree_parse ("{\"k\":1,\"k2\":[]}", NULL, 0);
+  assert_non_null (pr_json_object_get (o, "k2"));
+  assert_null (pr_json_object_get (o, "nope"));
+  assert_null (pr_json_object_get (o->u.object.values[1], "k"));
+  assert_null (pr_json_object_get (NULL, "k"));
+  yajl_tree_free (o);
+}
+
 int
 main (void)
 {
@@ -458,6 +505,7 @@ main (void)
     cmocka_unit_test (test_write_read_all),
     cmocka_unit_test (test_proc_start_time),
     cmocka_unit_test (test_json_gen_finish),
+    cmocka_unit_test (test_json_merge),
     cmocka_unit_test (test_env),
     cmocka_unit_test (test_path_is_under),
   };
