@@ -178,11 +178,40 @@ int pr_cgroup_swap_v2 (int64_t swap, bool has_limit, int64_t limit, char *buf, s
  * the kernel's hugetlb.<size>.* files spell them.  buf size >= 16. */
 void pr_cgroup_hugepage_name (uint64_t bytes, char *buf, size_t size);
 
+/* v2_enabled.c ---------------------------------------------------------- */
+
+/* The host-wide record of the cgroup2 controllers proctor turned on
+ * (v2_enabled.c): one line LEVEL\tCONTROLLER\tLEAF per container leaf
+ * that needed LEVEL's controller, under an flock of the file. */
+#define PR_CGROUP_V2_RECORD_DIR "/run/proctor-cgroup"
+#define PR_CGROUP_V2_RECORD PR_CGROUP_V2_RECORD_DIR "/subtree-enabled"
+
 /* Enables controller in cgroup.subtree_control of every level of the
  * unified hierarchy h from its mount down to dir's parent (hybrid hosts
- * do not enable anything by default).  Errors: the write errno naming the
- * level (e.g. EBUSY/ENOTSUP when a level holds processes). */
+ * do not enable anything by default), and records, under the record's
+ * flock, each level where proctor's write turned it on (or an earlier
+ * write of proctor's had) as needed by dir.  A level where it was already
+ * on without a record is someone else's and stays unrecorded.  Errors:
+ * the write errno naming the level (e.g. EBUSY/ENOTSUP when a level holds
+ * processes); open/flock/write errnos of the record. */
 int pr_cgroup_v2_enable (const struct pr_cgroup_hier *h, const char *dir, const char *controller, pr_error **err);
+
+/* After the container leaf (an absolute unified-hierarchy dir) is gone:
+ * drops its record lines and writes "-controller" into every level whose
+ * controller no container of proctor's needs any more, deepest level
+ * first.  Best effort, never fails: a refused write (EBUSY: a cgroup below
+ * enabled it for its own children) leaves the controller on (debug log);
+ * an unreadable record is a warning. */
+void pr_cgroup_v2_release (const char *leaf);
+
+/* Pure core of the record, over its lines (NULL = already dropped).
+ * pr_cgroup_v2_record_has: whether a line for (level, controller) exists.
+ * pr_cgroup_v2_record_drop: sets every line of leaf to NULL (freeing it)
+ * and returns in *freed (malloc'd array of malloc'd "LEVEL\tCONTROLLER"
+ * strings) the pairs no remaining line needs, deepest level first; the
+ * return value is their count. */
+bool pr_cgroup_v2_record_has (char **lines, size_t n, const char *level, const char *controller);
+size_t pr_cgroup_v2_record_drop (char **lines, size_t n, const char *leaf, char ***freed);
 
 /* devices_bpf.c ---------------------------------------------------------- */
 

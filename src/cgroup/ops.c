@@ -451,6 +451,14 @@ pr_cgroup_destroy (const char *path, pr_error **err)
             delay_ms *= 2;
         }
     }
+  /* The leaf is gone: what proctor turned on above it for this container
+   * goes off again when no other container of proctor's needs it. */
+  const struct pr_cgroup_hier *u = pr_cgroup_mounts_unified (&m);
+  if (ret == 0 && u)
+    {
+      _cleanup_free_ char *udir = pr_cgroup_hier_dir (u, path);
+      pr_cgroup_v2_release (udir);
+    }
   pr_cgroup_mounts_clear (&m);
   return ret;
 }

@@ -85,33 +85,6 @@ pr_cgroup_hugepage_name (uint64_t bytes, char *buf, size_t size)
   snprintf (buf, size, "%" PRIu64 "%s", bytes, units[u]);
 }
 
-int
-pr_cgroup_v2_enable (const struct pr_cgroup_hier *h, const char *dir, const char *controller, pr_error **err)
-{
-  size_t ml = strlen (h->mountpoint);
-  _cleanup_free_ char *cur = xstrdup (dir);
-  _cleanup_free_ char *op = xasprintf ("+%s", controller);
-  for (char *s = cur + ml;; s++)
-    {
-      if (*s != '/' && *s != '\0')
-        continue;
-      if (*s == '\0')
-        break; /* the leaf itself holds the processes */
-      *s = '\0';
-      _cleanup_free_ char *enabled = NULL;
-      if (pr_cgroup_read (cur, "cgroup.subtree_control", &enabled, err) < 0)
-        return -1;
-      bool on = false;
-      char *save = NULL;
-      for (char *t = strtok_r (enabled, " \n", &save); t && !on; t = strtok_r (NULL, " \n", &save))
-        on = strcmp (t, controller) == 0;
-      if (!on && pr_cgroup_write (cur, "cgroup.subtree_control", op, err) < 0)
-        return -1;
-      *s = '/';
-    }
-  return 0;
-}
-
 /* ------------------------------------------------------------ JSON access */
 
 static yajl_val

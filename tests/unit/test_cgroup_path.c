@@ -305,6 +305,44 @@ test_manager_open (void **state)
   pr_cgroup_manager_clear (&m);
 }
 
+/* The record of controllers proctor turned on: dropping a leaf frees only
+ * the (level, controller) pairs no other leaf needs, deepest level first. */
+static void
+test_v2_record_drop (void **state)
+{
+  (void) state;
+  char *lines[] = {
+    strdup ("/u\thugetlb\t/u/p/a"), strdup ("/u/p\thugetlb\t/u/p/a"),
+    strdup ("/u\thugetlb\t/u/q/b"), strdup ("/u/q\thugetlb\t/u/q/b"),
+  };
+  assert_true (pr_cgroup_v2_record_has (lines, 4, "/u", "hugetlb"));
+  assert_false (pr_cgroup_v2_record_has (lines, 4, "/u", "huge"));
+  assert_false (pr_cgroup_v2_record_has (lines, 4, "/u/p", "pids"));
+  char **freed = NULL;
+  /* a: /u/p goes, /u stays (b needs it). */
+  size_t n = pr_cgroup_v2_record_drop (lines, 4, "/u/p/a", &freed);
+  assert_int_equal (n, 1);
+  assert_string_equal (freed[0], "/u/p\thugetlb");
+  assert_null (lines[0]);
+  assert_null (lines[1]);
+  free (freed[0]);
+  free (freed);
+  /* An unknown leaf frees nothing. */
+  n = pr_cgroup_v2_record_drop (lines, 4, "/u/p/zz", &freed);
+  assert_int_equal (n, 0);
+  free (freed);
+  /* b: both of its levels go, the deeper one first. */
+  n = pr_cgroup_v2_record_drop (lines, 4, "/u/q/b", &freed);
+  assert_int_equal (n, 2);
+  assert_string_equal (freed[0], "/u/q\thugetlb");
+  assert_string_equal (freed[1], "/u\thugetlb");
+  for (size_t i = 0; i < n; i++)
+    free (freed[i]);
+  free (freed);
+  for (size_t i = 0; i < 4; i++)
+    assert_null (lines[i]);
+}
+
 int
 main (void)
 {
@@ -320,6 +358,7 @@ main (void)
     cmocka_unit_test (test_mounts_unified_and_legacy),
     cmocka_unit_test (test_driver_choose),
     cmocka_unit_test (test_manager_open),
+    cmocka_unit_test (test_v2_record_drop),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
