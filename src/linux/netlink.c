@@ -59,6 +59,56 @@ out:
   return ret;
 }
 
+/* One request with NLM_F_ACK on a fresh rtnetlink socket; what names it
+ * for the errors. */
+static int
+netlink_request (struct nlmsghdr *nlh, char *buf, size_t size, const char *what, pr_error **err)
+{
+  struct mnl_socket *nl = mnl_socket_open (NETLINK_ROUTE);
+  if (nl == NULL)
+    return pr_error_set (err, errno, "open rtnetlink socket");
+  int ret = -1;
+  unsigned int seq = (unsigned int) time (NULL);
+  nlh->nlmsg_seq = seq;
+  if (mnl_socket_bind (nl, 0, MNL_SOCKET_AUTOPID) < 0)
+    pr_error_set (err, errno, "bind rtnetlink socket");
+  else if (mnl_socket_sendto (nl, nlh, nlh->nlmsg_len) < 0)
+    pr_error_set (err, errno, "send %s", what);
+  else
+    {
+      ssize_t n = mnl_socket_recvfrom (nl, buf, size);
+      if (n < 0 || mnl_cb_run (buf, n, seq, mnl_socket_get_portid (nl), NULL, NULL) < 0)
+        pr_error_set (err, errno, "%s", what);
+      else
+        ret = 0;
+    }
+  mnl_socket_close (nl);
+  return ret;
+}
+
+int
+pr_netlink_local_default_route (int family, pr_error **err)
+{
+  char buf[MNL_SOCKET_BUFFER_SIZE];
+  unsigned int ifindex = if_nametoindex ("lo");
+  if (ifindex == 0)
+    return pr_error_set (err, errno, "find the loopback interface");
+  struct nlmsghdr *nlh = mnl_nlmsg_put_header (buf);
+  nlh->nlmsg_type = RTM_NEWROUTE;
+  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+  struct rtmsg *rtm = mnl_nlmsg_put_extra_header (nlh, sizeof *rtm);
+  rtm->rtm_family = (unsigned char) family;
+  rtm->rtm_dst_len = 0;
+  rtm->rtm_table = RT_TABLE_MAIN;
+  rtm->rtm_protocol = RTPROT_BOOT;
+  rtm->rtm_scope = RT_SCOPE_HOST;
+  rtm->rtm_type = RTN_LOCAL;
+  mnl_attr_put_u32 (nlh, RTA_OIF, ifindex);
+  return netlink_request (nlh, buf, sizeof buf,
+                          family == AF_INET ? "add the route local 0.0.0.0/0 dev lo" : "add the route local ::/0 dev lo",
+                          err);
+}
+
 /* ------------------------------------------------ the host's own networks */
 
 struct mnl_socket *

@@ -16,6 +16,17 @@
  * Errors: socket/bind/send errno, or the ack's error naming the request. */
 int pr_netlink_lo_up (pr_error **err);
 
+/* Adds the route "local 0.0.0.0/0 dev lo" (family AF_INET) or "local ::/0
+ * dev lo" (AF_INET6) to the main table of the calling process's network
+ * namespace (RTM_NEWROUTE, type RTN_LOCAL, scope host), so a connect to
+ * any address leaves through lo, where the transparent egress rules
+ * (src/rollout/transparent.c) catch it, instead of failing with
+ * ENETUNREACH.  A local route rather than a unicast one: IPv6 turns a
+ * unicast route through lo into a reject route.  Errors: socket/send
+ * errno, the ack's errno (EEXIST: the route is there already).
+ * Source: rtnetlink(7) RTM_NEWROUTE. */
+int pr_netlink_local_default_route (int family, pr_error **err);
+
 /* One network of the host: family AF_INET or AF_INET6, the first len bits
  * of addr (network byte order, 4 or 16 bytes used). */
 enum pr_host_prefix_kind

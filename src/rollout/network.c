@@ -8,6 +8,7 @@
 #include "../base/syscall.h"
 #include "../base/util.h"
 #include "egress/egress.h"
+#include "transparent.h"
 #include "../cgroup/cgroup.h"
 #include "../linux/safepath.h"
 
@@ -87,6 +88,8 @@ struct listeners
 {
   int agent;
   int phase;
+  int dns;            /* transparent mode: UDP 127.0.0.1:53 */
+  int transparent[2]; /* transparent mode: TCP 127.0.0.1:3127, [::1]:3127 */
   struct pr_egress_peer_listener *peers;
   size_t n_peers;
 };
@@ -98,6 +101,11 @@ listeners_close (struct listeners *l)
     close (l->agent);
   if (l->phase >= 0)
     close (l->phase);
+  if (l->dns >= 0)
+    close (l->dns);
+  for (int t = 0; t < 2; t++)
+    if (l->transparent[t] >= 0)
+      close (l->transparent[t]);
   for (size_t i = 0; i < l->n_peers; i++)
     if (l->peers[i].fd >= 0)
       close (l->peers[i].fd);
@@ -116,9 +124,63 @@ helper_needed (const struct pr_policy *p)
   return p->n_peers > 0 || phase_proxy_needed (p) || pr_policy_net_mode (p, PR_PHASE_AGENT) != PR_NET_NONE;
 }
 
+/* The resolver's UDP socket on 127.0.0.1:53: bound before the container
+ * process runs, so the agent (even as root: no SO_REUSEADDR here) cannot
+ * bind that address and port, or the wildcard, itself. */
+static int
+bind_dns (int *fd_out, pr_error **err)
+{
+  struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons (PR_TRANSPARENT_DNS_PORT) };
+  sa.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+  int fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return pr_error_set (err, errno, "socket");
+  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+    {
+      int e = errno;
+      close (fd);
+      return pr_error_set (err, e, "bind 127.0.0.1:53 (udp) in the container");
+    }
+  *fd_out = fd;
+  return 0;
+}
+
+/* [::1]:3127, or nothing when the namespace has no IPv6 loopback. */
+static int
+listen_tcp6_loopback (int *fd_out, pr_error **err)
+{
+  struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons (PR_TRANSPARENT_PORT), .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+  int fd = socket (AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return errno == EAFNOSUPPORT ? 0 : pr_error_set (err, errno, "socket");
+  int one = 1;
+  setsockopt (fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen (fd, 512) < 0)
+    {
+      int e = errno;
+      close (fd);
+      return e == EADDRNOTAVAIL ? 0 : pr_error_set (err, e, "listen on [::1]:%d in the container", PR_TRANSPARENT_PORT);
+    }
+  *fd_out = fd;
+  return 0;
+}
+
+/* Transparent mode (network.transparent, agent not no-network): the
+ * routes and rules, then the resolver and the redirect target. */
+static int
+make_transparent (struct listeners *l, pr_error **err)
+{
+  if (pr_transparent_setup_netns (err) < 0 || bind_dns (&l->dns, err) < 0
+      || listen_tcp ("127.0.0.1", PR_TRANSPARENT_PORT, &l->transparent[0], err) < 0)
+    return -1;
+  return listen_tcp6_loopback (&l->transparent[1], err);
+}
+
 static int
 make_listeners (const struct pr_policy *p, struct listeners *l, pr_error **err)
 {
+  if (p->transparent && pr_policy_net_mode (p, PR_PHASE_AGENT) != PR_NET_NONE && make_transparent (l, err) < 0)
+    return -1;
   if (pr_policy_net_mode (p, PR_PHASE_AGENT) != PR_NET_NONE
       && listen_tcp ("127.0.0.1", PR_AGENT_PROXY_PORT, &l->agent, err) < 0)
     return -1;
@@ -267,6 +329,8 @@ run_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int contr
     .peers = l->peers,
     .n_peers = l->n_peers,
     .control_fd = control,
+    .dns_fd = l->dns,
+    .transparent_fd = { l->transparent[0], l->transparent[1] },
     .log_path = log,
     .totals_path = totals,
     .container_pidfd = pr_sys_pidfd_open (pid, 0),
@@ -331,7 +395,7 @@ int
 pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir,
                   const char *cgroup_path, pr_error **err)
 {
-  struct listeners l = { .agent = -1, .phase = -1 };
+  struct listeners l = { .agent = -1, .phase = -1, .dns = -1, .transparent = { -1, -1 } };
   struct dns_files dns;
   struct pr_reachable reachable = { 0 };
   struct helper_args args = { .dns = &dns, .reachable = &reachable, .ready_fd = -1 };

@@ -156,11 +156,30 @@ first_line (char *s)
     s[--n] = '\0';
 }
 
+/* "network": {"transparent": BOOL}: transparent egress (docs/rollout.md
+ * "Transparent egress"), off unless true. */
+static int
+parse_network (yajl_val v, struct pr_policy *p, pr_error **err)
+{
+  static const char *const keys[] = { "transparent", NULL };
+  if (!YAJL_IS_OBJECT (v))
+    return pr_policy_type_err (err, "network", "an object", v);
+  if (pr_policy_check_keys (v, "network", keys, err) < 0)
+    return -1;
+  yajl_val t = pr_policy_member (v, "transparent");
+  if (t == NULL)
+    return 0;
+  if (!YAJL_IS_TRUE (t) && !YAJL_IS_FALSE (t))
+    return pr_policy_type_err (err, "network.transparent", "true or false", t);
+  p->transparent = YAJL_IS_TRUE (t);
+  return 0;
+}
+
 static int
 parse_document (const char *data, size_t len, bool check_sources, struct pr_policy **out, pr_error **err)
 {
   static const char *const keys[] = { "version", "environment", "agent", "verifier", "hide", "peers", "drop_env",
-                                      "phase_secret_sha256", NULL };
+                                      "phase_secret_sha256", "network", NULL };
   if (len > POLICY_MAX_BYTES)
     return pr_policy_perr (err, "document is larger than %d bytes", POLICY_MAX_BYTES);
   if (memchr (data, '\0', len))
@@ -233,6 +252,8 @@ parse_document (const char *data, size_t len, bool check_sources, struct pr_poli
   if ((v = pr_policy_member (tree, "drop_env")) && pr_policy_parse_drop_env (v, p, err) < 0)
     goto out;
   if ((v = pr_policy_member (tree, "phase_secret_sha256")) && pr_policy_parse_phase_secret (v, p, err) < 0)
+    goto out;
+  if ((v = pr_policy_member (tree, "network")) && parse_network (v, p, err) < 0)
     goto out;
 
   *out = steal_pointer (&p);
@@ -542,6 +563,15 @@ pr_policy_gen (yajl_gen g, const struct pr_policy *p)
         snprintf (hex + 2 * i, 3, "%02x", p->phase_secret_sha256[i]);
       gstr (g, "phase_secret_sha256");
       gstr (g, hex);
+    }
+  /* Only when on, so a policy without it reads as before. */
+  if (p->transparent)
+    {
+      gstr (g, "network");
+      yajl_gen_map_open (g);
+      gstr (g, "transparent");
+      yajl_gen_bool (g, 1);
+      yajl_gen_map_close (g);
     }
   yajl_gen_map_close (g);
 }

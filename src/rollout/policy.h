@@ -104,6 +104,7 @@ struct pr_policy
   enum pr_verifier_base base;        /* verifier.base */
   char **base_paths;                 /* verifier.base_paths, NULL-terminated, normalised;
                                       * NULL = pr_policy_default_base_paths */
+  bool transparent;                  /* network.transparent (default false) */
 };
 
 /* Parses and validates a policy document (len bytes).  Errors (errnum 0,

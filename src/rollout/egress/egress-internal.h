@@ -94,6 +94,8 @@
 #define PR_EGRESS_TOKEN_MIN 16
 #define PR_EGRESS_TOKEN_MAX 128
 #define PR_EGRESS_MAX_ADDRS 16
+/* Names the transparent resolver hands stand-in addresses to (transparent.c). */
+#define PR_EGRESS_MAX_STANDINS 4096
 
 struct pr_egress;
 
@@ -183,6 +185,10 @@ struct pr_egress
   size_t n_ctls;
   struct pr_declog log;
   struct pr_host_nets nets; /* the host's networks, for every connect */
+  struct evconnlistener *transparent_l[2]; /* 127.0.0.1:3127, [::1]:3127 (NULL: none) */
+  struct event *dns_ev;                    /* the resolver socket, 127.0.0.1:53 */
+  char *standins[PR_EGRESS_MAX_STANDINS];  /* name of stand-in 100.64.0.(i+1) */
+  size_t n_standins;
 };
 
 /* A decision log record (see egress.h for the line format). */
@@ -287,6 +293,7 @@ struct pr_conn
   struct pr_body_tracker body;
   uint64_t bytes_up, bytes_down;
   bool decided, allow;
+  bool transparent; /* redirected by the rules, not a proxy request (transparent.c) */
   char reason[256];
 };
 
@@ -295,6 +302,20 @@ struct pr_conn
  * pr_conn_free logs it, closes everything c holds, unlinks and frees c. */
 void pr_conn_decide (struct pr_conn *c, bool allow, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
 void pr_conn_free (struct pr_conn *c);
+/* Records a denial with the reason and answers it (403, or closing for a
+ * peer or transparent connection); c is gone after it returns. */
+void pr_conn_deny (struct pr_conn *c, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+/* A new connection of kind on the accepted socket fd, linked into eg and
+ * counted in the group's budget; NULL (fd closed) when out of memory. */
+struct pr_conn *pr_conn_new (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kind,
+                             const struct pr_peer *peer);
+
+/* transparent.c: the resolver socket's read callback; a redirected
+ * connection's start (decides, then resolves and connects, or denies and
+ * closes); the stand-in names' release at teardown. */
+void pr_transparent_dns_cb (evutil_socket_t fd, short what, void *arg);
+void pr_transparent_begin (struct pr_conn *c, int fd);
+void pr_transparent_free (struct pr_egress *eg);
 
 /* relay.c: starts relaying once the upstream is connected (c->s[i].bev
  * both set; they are replaced by raw fds and edge-triggered events).

@@ -277,6 +277,9 @@ set_listeners (struct pr_egress *eg, int kind, bool on)
         continue;
       if (k == PR_CONN_AGENT && eg->agent_l)
         on ? evconnlistener_enable (eg->agent_l) : evconnlistener_disable (eg->agent_l);
+      for (int t = 0; t < 2; t++)
+        if (k == PR_CONN_AGENT && eg->transparent_l[t])
+          on ? evconnlistener_enable (eg->transparent_l[t]) : evconnlistener_disable (eg->transparent_l[t]);
       if (k == PR_CONN_VERIFIER && eg->verifier_l)
         on ? evconnlistener_enable (eg->verifier_l) : evconnlistener_disable (eg->verifier_l);
       if (k == PR_CONN_PEER)
@@ -324,6 +327,25 @@ static void
 agent_accept_cb (struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len, void *arg)
 {
   admit (arg, fd, PR_CONN_AGENT, NULL);
+}
+
+/* A connection the transparent rules redirected: judged by the agent's
+ * policy, in the agent's budget (docs/rollout.md "Transparent egress"). */
+static void
+transparent_accept_cb (struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len, void *arg)
+{
+  struct pr_egress *eg = arg;
+  struct pr_budget *b = &eg->budget[PR_CONN_AGENT];
+  if (b->n >= b->max && !pr_proxy_evict_idle (eg, PR_CONN_AGENT))
+    {
+      evutil_closesocket (fd);
+      set_listeners (eg, PR_CONN_AGENT, false);
+      return;
+    }
+  struct pr_conn *c = pr_conn_new (eg, fd, PR_CONN_AGENT, NULL);
+  if (c)
+    pr_transparent_begin (c, fd);
+  pr_egress_budget_check (eg, PR_CONN_AGENT);
 }
 
 static void
@@ -479,6 +501,14 @@ egress_teardown (struct pr_egress *eg)
     ctl_free (eg->ctls);
   if (eg->agent_l)
     evconnlistener_free (eg->agent_l);
+  for (int t = 0; t < 2; t++)
+    if (eg->transparent_l[t])
+      evconnlistener_free (eg->transparent_l[t]);
+  if (eg->dns_ev)
+    event_free (eg->dns_ev);
+  if (eg->cfg->dns_fd >= 0)
+    close (eg->cfg->dns_fd);
+  pr_transparent_free (eg);
   if (eg->verifier_l)
     evconnlistener_free (eg->verifier_l);
   if (eg->control_l)
@@ -554,6 +584,16 @@ egress_setup (struct pr_egress *eg, pr_error **err)
     return pr_error_set (err, errno, "egress: verifier listener");
   if (cfg->control_fd >= 0 && (eg->control_l = listen_on (eg, cfg->control_fd, ctl_accept_cb, eg)) == NULL)
     return pr_error_set (err, errno, "egress: control listener");
+  for (int t = 0; t < 2; t++)
+    if (cfg->transparent_fd[t] >= 0
+        && (eg->transparent_l[t] = listen_on (eg, cfg->transparent_fd[t], transparent_accept_cb, eg)) == NULL)
+      return pr_error_set (err, errno, "egress: transparent listener");
+  if (cfg->dns_fd >= 0)
+    {
+      eg->dns_ev = event_new (eg->base, cfg->dns_fd, EV_READ | EV_PERSIST, pr_transparent_dns_cb, eg);
+      if (eg->dns_ev == NULL || event_add (eg->dns_ev, NULL) < 0)
+        return pr_error_set (err, 0, "egress: cannot watch the resolver socket");
+    }
   eg->peer_l = xmalloc0 (sizeof *eg->peer_l * (cfg->n_peers ? cfg->n_peers : 1));
   eg->peer_ctx = xmalloc0 (sizeof *eg->peer_ctx * (cfg->n_peers ? cfg->n_peers : 1));
   for (size_t i = 0; i < cfg->n_peers; i++)

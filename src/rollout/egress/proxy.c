@@ -111,7 +111,9 @@ reply_error (struct pr_conn *c, int status)
       c->s[UP].bev = NULL;
     }
   c->state = ST_ERROR;
-  if (c->kind == PR_CONN_PEER)
+  /* A spliced peer or a transparent connection has no HTTP client to
+   * answer: closing is the answer (the reason is in the log). */
+  if (c->kind == PR_CONN_PEER || c->transparent)
     {
       pr_conn_free (c);
       return;
@@ -144,6 +146,19 @@ deny (struct pr_conn *c, int status, const char *fmt, ...)
   vsnprintf (c->reason, sizeof c->reason, fmt, ap);
   va_end (ap);
   reply_error (c, status);
+}
+
+void
+pr_conn_deny (struct pr_conn *c, const char *fmt, ...)
+{
+  va_list ap;
+
+  c->decided = true;
+  c->allow = false;
+  va_start (ap, fmt);
+  vsnprintf (c->reason, sizeof c->reason, fmt, ap);
+  va_end (ap);
+  reply_error (c, 403);
 }
 
 void
@@ -419,7 +434,7 @@ up_connect_event (struct bufferevent *bev, short what, void *arg)
   if (what & BEV_EVENT_CONNECTED)
     {
       static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-      bool tunnel = c->kind != PR_CONN_PEER && !c->forward;
+      bool tunnel = c->kind != PR_CONN_PEER && !c->forward && !c->transparent;
       if (c->forward)
         c->bytes_up += c->fwd_len;
       pr_relay_start (c, c->forward ? c->fwd_head : NULL, c->forward ? c->fwd_len : 0, tunnel ? established : NULL,
@@ -720,10 +735,9 @@ head_event_cb (struct bufferevent *bev, short what, void *arg)
   pr_conn_free (arg);
 }
 
-void
-pr_proxy_accept (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kind, const struct pr_peer *peer)
+struct pr_conn *
+pr_conn_new (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kind, const struct pr_peer *peer)
 {
-  struct timeval tv = { PR_EGRESS_HEAD_TIMEOUT_S, 0 };
   struct pr_conn *c = xmalloc0 (sizeof *c);
 
   c->eg = eg;
@@ -737,13 +751,24 @@ pr_proxy_accept (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kin
     {
       evutil_closesocket (fd);
       free (c);
-      return;
+      return NULL;
     }
   c->next = eg->conns;
   if (eg->conns)
     eg->conns->prev = c;
   eg->conns = c;
   eg->budget[kind].n++;
+  return c;
+}
+
+void
+pr_proxy_accept (struct pr_egress *eg, evutil_socket_t fd, enum pr_conn_kind kind, const struct pr_peer *peer)
+{
+  struct timeval tv = { PR_EGRESS_HEAD_TIMEOUT_S, 0 };
+  struct pr_conn *c = pr_conn_new (eg, fd, kind, peer);
+
+  if (c == NULL)
+    return;
 
   if (kind == PR_CONN_PEER)
     {

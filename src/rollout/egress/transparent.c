@@ -1,0 +1,255 @@
+/* transparent.c - the egress helper's side of transparent egress (SPEC
+ * section 2 "Network"; docs/rollout.md "Transparent egress"): the resolver
+ * answering the container's DNS queries (redirected to 127.0.0.1:53 by the
+ * runtime's nftables rules, src/rollout/transparent.c) and the connections
+ * the rules redirect to 127.0.0.1:3127 / [::1]:3127.
+ *
+ * An allowed name gets a stand-in address from 100.64.0.0/16 (RFC 6598
+ * shared address space, never a destination of ours), one per name for the
+ * helper's life; a connection to a stand-in is a connection to that name,
+ * which the helper resolves itself and checks like a proxied one (address
+ * classes, ports), then splices (relay.c).  A denied name gets NXDOMAIN;
+ * every answer is a line in the decision log (method "DNS").
+ * Source: RFC 1035, RFC 6598; SO_ORIGINAL_DST (netfilter, ip(7) has no
+ * entry: linux/netfilter_ipv4.h), IP6T_SO_ORIGINAL_DST. */
+#include "egress-internal.h"
+#include "dnsmsg.h"
+#include "../network.h"
+#include "../../base/util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6/ip6_tables.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define STANDIN_BASE 0x64400000u /* 100.64.0.0 */
+#define DNS_TTL 60
+#define DNS_BATCH 64
+
+/* The stand-in address of name (host byte order), allocating one; 0 when
+ * all PR_EGRESS_MAX_STANDINS are taken. */
+static uint32_t
+standin_for (struct pr_egress *eg, const char *name)
+{
+  for (size_t i = 0; i < eg->n_standins; i++)
+    if (strcmp (eg->standins[i], name) == 0)
+      return STANDIN_BASE + 1 + (uint32_t) i;
+  if (eg->n_standins >= PR_EGRESS_MAX_STANDINS)
+    return 0;
+  eg->standins[eg->n_standins] = xstrdup (name);
+  return STANDIN_BASE + 1 + (uint32_t) eg->n_standins++;
+}
+
+/* The name a stand-in address (host byte order) was handed out for. */
+static const char *
+standin_name (struct pr_egress *eg, uint32_t addr)
+{
+  if (addr <= STANDIN_BASE || addr - STANDIN_BASE - 1 >= eg->n_standins)
+    return NULL;
+  return eg->standins[addr - STANDIN_BASE - 1];
+}
+
+void
+pr_transparent_free (struct pr_egress *eg)
+{
+  for (size_t i = 0; i < eg->n_standins; i++)
+    free (eg->standins[i]);
+  eg->n_standins = 0;
+}
+
+/* The loopback address of the peer called name, or false. */
+static bool
+peer_addr (struct pr_egress *eg, const char *name, uint8_t out[4])
+{
+  const struct pr_policy *p = eg->cfg->policy;
+  for (size_t i = 0; i < p->n_peers; i++)
+    if (strcasecmp (p->peers[i].name, name) == 0)
+      {
+        _cleanup_free_ char *a = pr_network_peer_addr (p, i);
+        return inet_pton (AF_INET, a, out) == 1;
+      }
+  return false;
+}
+
+/* Whether the agent's policy lets it reach host at all (ports are checked
+ * when it connects). */
+static bool
+name_allowed (struct pr_egress *eg, const char *host, const char **why)
+{
+  const struct pr_policy *p = eg->cfg->policy;
+  switch (pr_policy_net_mode (p, PR_PHASE_AGENT))
+    {
+    case PR_NET_PUBLIC:
+      return true;
+    case PR_NET_ALLOWLIST:
+      if (pr_policy_host_allowed (pr_policy_allowed_hosts (p, PR_PHASE_AGENT), host))
+        return true;
+      *why = "not in the agent allowlist";
+      return false;
+    default:
+      *why = "network_mode of the agent phase is no-network";
+      return false;
+    }
+}
+
+static void
+log_dns (struct pr_egress *eg, const char *name, bool allow, const char *reason)
+{
+  struct pr_decision d = {
+    .phase = "agent", .method = "DNS", .host = name[0] ? name : ".", .port = 53, .allow = allow, .reason = reason,
+  };
+  pr_declog_record (&eg->log, &d);
+}
+
+/* The answer to one parsed query: rcode, and the address to put in it. */
+static int
+dns_decide (struct pr_egress *eg, const struct pr_dnsq *q, uint8_t addr[4], bool *has_addr)
+{
+  char reason[96];
+  const char *why = NULL;
+  uint8_t peer[4];
+
+  *has_addr = false;
+  if (peer_addr (eg, q->name, peer))
+    {
+      if (q->qtype == PR_DNS_TYPE_A)
+        {
+          memcpy (addr, peer, 4);
+          *has_addr = true;
+        }
+      log_dns (eg, q->name, true, "peer");
+      return 0;
+    }
+  if (q->qclass != PR_DNS_CLASS_IN || !name_allowed (eg, q->name, &why))
+    {
+      log_dns (eg, q->name, false, why ? why : "not class IN");
+      return PR_DNS_RCODE_NXDOMAIN;
+    }
+  if (q->qtype != PR_DNS_TYPE_A)
+    {
+      /* No data: clients fall back to the A record (IPv4 stand-ins only). */
+      snprintf (reason, sizeof reason, "no data for type %u", q->qtype);
+      log_dns (eg, q->name, true, reason);
+      return 0;
+    }
+  uint32_t s = standin_for (eg, q->name);
+  if (s == 0)
+    {
+      log_dns (eg, q->name, false, "stand-in addresses exhausted");
+      return PR_DNS_RCODE_REFUSED;
+    }
+  uint32_t be = htonl (s);
+  memcpy (addr, &be, 4);
+  *has_addr = true;
+  char text[INET_ADDRSTRLEN];
+  inet_ntop (AF_INET, addr, text, sizeof text);
+  snprintf (reason, sizeof reason, "stand-in %s", text);
+  log_dns (eg, q->name, true, reason);
+  return 0;
+}
+
+static void
+dns_one (struct pr_egress *eg, int fd, const uint8_t *buf, size_t len, const struct sockaddr *from, socklen_t fromlen)
+{
+  struct pr_dnsq q;
+  uint8_t out[PR_DNS_MAX_REPLY], addr[4];
+  bool has_addr = false;
+  int rcode = pr_dnsmsg_parse_query (buf, len, &q);
+
+  if (rcode < 0)
+    return;
+  if (rcode == 0)
+    rcode = dns_decide (eg, &q, addr, &has_addr);
+  else
+    log_dns (eg, "", false, "malformed query");
+  size_t n = pr_dnsmsg_reply (buf, &q, rcode, has_addr ? addr : NULL, 4, DNS_TTL, out, sizeof out);
+  if (n > 0)
+    sendto (fd, out, n, MSG_DONTWAIT, from, fromlen);
+}
+
+void
+pr_transparent_dns_cb (evutil_socket_t fd, short what, void *arg)
+{
+  struct pr_egress *eg = arg;
+  uint8_t buf[PR_DNS_MAX_REPLY];
+
+  for (int i = 0; i < DNS_BATCH; i++)
+    {
+      struct sockaddr_storage from;
+      socklen_t fl = sizeof from;
+      ssize_t n = recvfrom (fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *) &from, &fl);
+      if (n < 0)
+        return;
+      dns_one (eg, fd, buf, (size_t) n, (struct sockaddr *) &from, fl);
+    }
+}
+
+/* The destination the client dialled before the redirect. */
+static int
+original_dst (int fd, struct sockaddr_storage *ss)
+{
+  socklen_t l = sizeof *ss;
+  if (getsockopt (fd, SOL_IP, SO_ORIGINAL_DST, ss, &l) == 0)
+    return 0;
+  l = sizeof *ss;
+  return getsockopt (fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, ss, &l);
+}
+
+void
+pr_transparent_begin (struct pr_conn *c, int fd)
+{
+  struct pr_egress *eg = c->eg;
+  struct sockaddr_storage ss;
+  char text[INET6_ADDRSTRLEN] = "?";
+  const char *why = NULL;
+
+  c->transparent = true;
+  pr_conn_set_target (c, "TCP", "?", 0);
+  if (original_dst (fd, &ss) < 0)
+    {
+      pr_conn_deny (c, "no original destination: %s", strerror (errno));
+      return;
+    }
+  uint16_t port;
+  const char *host = NULL;
+  if (ss.ss_family == AF_INET)
+    {
+      const struct sockaddr_in *s4 = (const struct sockaddr_in *) &ss;
+      port = ntohs (s4->sin_port);
+      inet_ntop (AF_INET, &s4->sin_addr, text, sizeof text);
+      host = standin_name (eg, ntohl (s4->sin_addr.s_addr));
+    }
+  else
+    {
+      const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *) &ss;
+      port = ntohs (s6->sin6_port);
+      inet_ntop (AF_INET6, &s6->sin6_addr, text, sizeof text);
+    }
+  pr_conn_set_target (c, "TCP", host ? host : text, port);
+  if (host == NULL)
+    {
+      /* Not yet: the name from the TLS ClientHello or the HTTP Host field
+       * of a connection to an address the resolver did not hand out. */
+      pr_conn_deny (c, "%s is not an address the resolver handed out (connect by name)", text);
+      return;
+    }
+  if (!name_allowed (eg, host, &why))
+    {
+      pr_conn_deny (c, "host %s is %s", host, why);
+      return;
+    }
+  size_t n;
+  const uint16_t *ports = pr_policy_allowed_ports (eg->cfg->policy, PR_PHASE_AGENT, &n);
+  if (!pr_policy_port_allowed (ports, n, port))
+    {
+      pr_conn_deny (c, "port %u is not allowed for the agent phase (allowed: 80, 443 and its allowed_ports)", port);
+      return;
+    }
+  pr_conn_decide (c, true, "transparent");
+  pr_egress_budget_check (eg, c->kind);
+  pr_conn_resolve (c, host, port, true);
+}
