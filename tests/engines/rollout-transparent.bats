@@ -1,0 +1,220 @@
+#!/usr/bin/env bats
+# Transparent egress (policy key network.transparent; docs/rollout.md
+# "Transparent egress") through podman: real clients that ignore the proxy
+# variables (Node, Java, Go, git, curl --noproxy, python sockets, getent)
+# reach an allowed test host through the helper's resolver and redirect,
+# and are refused a denied one, each decision in the log.  The test
+# internet is this file's own network namespace (tests/testnet.bash); the
+# clients are the host's own Debian packages, seen in the container by
+# bind-mounting the host's /usr read-only over the bookworm image's (both
+# Debian 12, merged /usr), so the test images stay as they are.
+
+load helpers
+source "$BATS_TEST_DIRNAME/../testnet.bash"
+source "$BATS_TEST_DIRNAME/../mirror.bash"
+
+JAVA=/usr/lib/jvm/java-17-openjdk-amd64/bin/java
+
+setup_file() {
+	engine_setup_file || return 1
+	export TP_DIR=$BATS_FILE_TMPDIR
+	testnet_up tp 198.18
+	export TP_NS=$TN_NS TP_VH=$TN_VH TP_PUB=$TN_PUB
+	mkdir -p "$TP_DIR/www" "$TP_DIR/bin"
+	echo origin-says-hello >"$TP_DIR/www/hello.txt"
+	# A repository served over dumb http, for git clone.
+	git init -q "$TP_DIR/src" && git -C "$TP_DIR/src" -c user.email=t@t -c user.name=t commit -q --allow-empty -m first &&
+		git clone -q --bare "$TP_DIR/src" "$TP_DIR/www/repo.git" && git -C "$TP_DIR/www/repo.git" update-server-info || return 1
+	ip netns exec "$TP_NS" python3 -m http.server --bind 0.0.0.0 --directory "$TP_DIR/www" 8080 \
+		>"$TP_DIR/origin.log" 2>&1 3>&- &
+	echo $! >"$TP_DIR/origin.pid"
+	cat >"$TP_DIR/hosts" <<-EOF2
+	$TP_PUB agent.test verifier.test denied.test
+	EOF2
+	# The clients' programs: a Java single-file source, a Go program built
+	# here (its own resolver reads the container's resolv.conf).
+	cat >"$TP_DIR/bin/Get.java" <<-'EOF2'
+	import java.net.URI; import java.net.http.*;
+	public class Get { public static void main(String[] a) throws Exception {
+	  HttpClient c = HttpClient.newBuilder().connectTimeout(java.time.Duration.ofSeconds(10)).build();
+	  try { HttpResponse<String> r = c.send(HttpRequest.newBuilder(URI.create(a[0])).build(), HttpResponse.BodyHandlers.ofString());
+	    System.out.print(r.statusCode() + " " + r.body()); }
+	  catch (java.io.IOException e) { System.out.println("refused: " + e); } } }
+	EOF2
+	mkdir -p "$TP_DIR/go" && cat >"$TP_DIR/go/main.go" <<-'EOF2'
+	package main
+	import ("fmt"; "io"; "net/http"; "os"; "time")
+	func main() {
+		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
+		r, err := c.Get(os.Args[1])
+		if err != nil { fmt.Println("refused:", err); return }
+		b, _ := io.ReadAll(r.Body)
+		fmt.Printf("%d %s", r.StatusCode, b)
+	}
+	EOF2
+	(cd "$TP_DIR/go" && HOME=$TP_DIR GOCACHE=$TP_DIR/gocache GO111MODULE=off CGO_ENABLED=0 go build -o "$TP_DIR/bin/get" main.go) || return 1
+	export PROCTOR_UNWRAPPED=$PROCTOR
+	PROCTOR_EGRESS_HOSTS=$TP_DIR/hosts egress_wrapper "$TP_DIR/proctor" "$PROCTOR" 198.18.0.0/15
+	export PROCTOR=$TP_DIR/proctor
+	local i
+	for i in $(seq 50); do
+		curl -s -o /dev/null "http://$TP_PUB:8080/hello.txt" && return 0
+		sleep 0.1
+	done
+	echo "the test origin did not start: $(cat "$TP_DIR/origin.log")" >&2
+	return 1
+}
+
+teardown_file() {
+	testnet_down "$TP_NS" "$TP_VH" "$TP_DIR/origin.pid"
+}
+
+# start_rollout [TRANSPARENT]: the agent may reach agent.test:8080 only.
+start_rollout() {
+	local t=${1:-true}
+	printf '{"version": 1, "network": {"transparent": %s},
+	  "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]}}\n' "$t" >"$TEST_DIR/p.json"
+	track_name "$NAME"
+	run pm run -d --name "$NAME" --annotation "run.proctor.rollout=@$TEST_DIR/p.json" \
+		-v /usr:/usr:ro -v /etc/java-17-openjdk:/etc/java-17-openjdk:ro -v "$TP_DIR/bin:/t:ro" localhost/proctor/bookworm sleep 1000
+	assert_status 0
+	CID=$(podman inspect -f '{{.Id}}' "$NAME")
+}
+
+egress_log() { "$PROCTOR" --root /run/proctor rollout log "$CID"; }
+
+# logged HOST METHOD DECISION: the decision log has such a line.
+logged() {
+	run egress_log
+	jq -se --arg h "$1" --arg m "$2" --arg d "$3" 'any(.[]; .host == $h and .method == $m and .decision == $d)' \
+		<<<"$output" >/dev/null || fail_with "no $3 line for $2 $1: $output"
+}
+
+# in_agent CMD...: runs CMD in the container without any proxy variable.
+in_agent() { pm exec "$NAME" env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY "$@"; }
+
+@test "transparent: getent hosts resolves an allowed name to a stand-in, a denied one not at all; both logged" {
+	need_image bookworm
+	start_rollout
+	run in_agent getent hosts agent.test
+	assert_status 0
+	[[ "$output" == 100.64.* ]] || fail_with "$output"
+	run in_agent getent hosts denied.test
+	[ "$status" -eq 2 ] || fail_with "denied name resolved: $output"
+	logged agent.test DNS allow
+	logged denied.test DNS deny
+}
+
+@test "transparent: curl --noproxy '*' reaches the allowed host, not the denied one nor the bare address" {
+	need_image bookworm
+	start_rollout
+	run in_agent curl -sS --noproxy '*' --max-time 10 http://agent.test:8080/hello.txt
+	assert_status 0
+	[ "$output" = origin-says-hello ] || fail_with "$output"
+	run in_agent curl -sS --noproxy '*' --max-time 10 http://denied.test:8080/hello.txt
+	[ "$status" -ne 0 ] || fail_with "denied host answered: $output"
+	run in_agent curl -sS --noproxy '*' --max-time 10 "http://$TP_PUB:8080/hello.txt"
+	[ "$status" -ne 0 ] || fail_with "bare address answered: $output"
+	logged agent.test TCP allow
+	logged denied.test DNS deny
+	logged "$TP_PUB" TCP deny
+}
+
+@test "transparent: python socket.create_connection to the allowed host and port only" {
+	need_image bookworm
+	start_rollout
+	local py='import socket, sys
+try:
+    s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+    s.sendall(b"GET /hello.txt HTTP/1.0\r\nHost: x\r\n\r\n")
+    print(s.makefile().read().split("\r\n")[0] if False else s.recv(200).decode().split("\r\n")[0])
+except OSError as e:
+    print("refused:", e)'
+	run in_agent python3 -c "$py" agent.test 8080
+	[[ "$output" == "HTTP/1.0 200"* ]] || fail_with "$output"
+	run in_agent python3 -c "$py" denied.test 8080
+	[[ "$output" == refused:* ]] || fail_with "$output"
+	# An allowed name on a port the policy does not allow: resolved, then refused.
+	run in_agent python3 -c "$py" agent.test 9
+	[[ "$output" == refused:* || "$output" == "" ]] || fail_with "$output"
+	logged agent.test TCP deny
+}
+
+# Runs one client against the allowed and the denied host; it prints the
+# status and body, or "refused: ...".
+client_pair() {
+	run in_agent "$@" http://agent.test:8080/hello.txt
+	[[ "$output" == "200 origin-says-hello"* ]] || fail_with "allowed: $output"
+	run in_agent "$@" http://denied.test:8080/hello.txt
+	[[ "$output" == *refused* || "$output" == *rror* ]] || fail_with "denied: $output"
+	[[ "$output" != *origin-says-hello* ]] || fail_with "denied: $output"
+	logged agent.test TCP allow
+	logged denied.test DNS deny
+}
+
+@test "transparent: Node fetch and http.get, which ignore the proxy variables" {
+	need_image bookworm
+	start_rollout
+	client_pair node -e 'fetch(process.argv[1]).then(async r => console.log(r.status, await r.text())).catch(e => console.log("refused:", e.cause ? e.cause.code : e))'
+	client_pair node -e 'require("http").get(process.argv[1], r => { let b = ""; r.on("data", d => b += d); r.on("end", () => console.log(r.statusCode, b)); }).on("error", e => console.log("refused:", e.code))'
+}
+
+@test "transparent: Java HttpClient" {
+	need_image bookworm
+	start_rollout
+	client_pair "$JAVA" /t/Get.java
+}
+
+@test "transparent: a Go program built in the test" {
+	need_image bookworm
+	start_rollout
+	client_pair /t/get
+}
+
+@test "transparent: git clone over http with no proxy settings" {
+	need_image bookworm
+	start_rollout
+	run in_agent git clone -q http://agent.test:8080/repo.git /tmp/r
+	assert_status 0
+	run in_agent git -C /tmp/r log --format=%s
+	[ "$output" = first ] || fail_with "$output"
+	run in_agent git clone -q http://denied.test:8080/repo.git /tmp/d
+	[ "$status" -ne 0 ] || fail_with "denied clone worked: $output"
+	logged agent.test TCP allow
+	logged denied.test DNS deny
+}
+
+@test "transparent: an agent binding port 53 or changing the rules and routes gains nothing" {
+	need_image bookworm
+	start_rollout
+	run pm exec -u 0 "$NAME" python3 -c 'import socket
+for a in ("127.0.0.1", "0.0.0.0"):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try: s.bind((a, 53)); print("bound", a)
+    except OSError as e: print("bind", a, "failed:", e.strerror)'
+	[[ "$output" != *bound* ]] || fail_with "$output"
+	run pm exec -u 0 "$NAME" nft flush ruleset
+	[ "$status" -ne 0 ] || fail_with "nft flush worked: $output"
+	run pm exec -u 0 "$NAME" ip route del local default
+	[ "$status" -ne 0 ] || fail_with "route removed: $output"
+	# UDP that is not DNS never leaves loopback.
+	run pm exec "$NAME" python3 -c 'import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try: s.sendto(b"x", ("'"$TP_PUB"'", 9)); print("sent")
+except OSError as e: print("refused:", e.strerror)'
+	[[ "$output" == refused:* ]] || fail_with "$output"
+	# And the resolver still answers, with the policy.
+	run in_agent getent hosts denied.test
+	[ "$status" -eq 2 ] || fail_with "$output"
+	run in_agent curl -sS --noproxy '*' --max-time 10 http://agent.test:8080/hello.txt
+	[ "$output" = origin-says-hello ] || fail_with "$output"
+}
+
+@test "transparent: off (network.transparent false) leaves no route and no resolver; the proxy variables stay" {
+	need_image bookworm
+	start_rollout false
+	run pm exec "$NAME" sh -c 'cat /proc/net/route | wc -l; env | grep -c "^http_proxy=http://127.0.0.1:3128$"'
+	[ "$output" = "$(printf '1\n1')" ] || fail_with "$output"
+	run in_agent getent hosts agent.test
+	[ "$status" -ne 0 ] || fail_with "$output"
+}
