@@ -325,6 +325,12 @@ pr_cgroup_controller_dir (const char *path, const char *controller, char **out, 
 }
 
 int
+pr_cgroup_unified_dir (const char *path, char **out, pr_error **err)
+{
+  return pr_cgroup_controller_dir (path, "unified", out, err);
+}
+
+int
 pr_cgroup_detect (enum pr_cgroup_layout *out, pr_error **err)
 {
   struct pr_cgroup_mounts m = { 0 };

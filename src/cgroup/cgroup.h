@@ -35,6 +35,11 @@ int pr_cgroup_path (const char *cgroups_path, const char *id, bool systemd, char
  * only create).  Errors: mkdir/write errno naming the hierarchy file. */
 int pr_cgroup_create (const char *path, pid_t pid, pr_error **err);
 
+/* The directory of cgroup path in the cgroup2 hierarchy (the unified
+ * mount of a hybrid host), malloc'd into *out.  Errors: ENOENT when no
+ * cgroup2 hierarchy is mounted; mountinfo read errors. */
+int pr_cgroup_unified_dir (const char *path, char **out, pr_error **err);
+
 /* Moves pid into an existing cgroup in every hierarchy (used by exec). */
 int pr_cgroup_enter (const char *path, pid_t pid, pr_error **err);
 

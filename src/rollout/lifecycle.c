@@ -7,6 +7,7 @@
 #include "lifecycle.h"
 #include "budget.h"
 #include "network.h"
+#include "transparent.h"
 #include "procs.h"
 #include "../base/log.h"
 #include "../base/util.h"
@@ -114,6 +115,16 @@ pr_rollout_exec_enter_cgroup (const struct pr_rollout_exec_plan *plan, const cha
   if (plan->rollout == NULL || plan->phase == PR_PHASE_AGENT)
     return 0;
   return pr_budget_enter (plan->rollout->policy, cgroup_path, pid, err) < 0 ? -1 : 1;
+}
+
+int
+pr_rollout_exec_transparent_cgroup (const struct pr_rollout_exec_plan *plan, const char *cgroup_path, pid_t pid,
+                                    pr_error **err)
+{
+  if (plan->rollout == NULL || plan->phase != PR_PHASE_VERIFIER
+      || pr_network_verifier_cgroup_spec (plan->rollout->policy) == NULL)
+    return 0;
+  return pr_transparent_enter_verifier_cgroup (cgroup_path, pid, err);
 }
 
 void

@@ -151,6 +151,15 @@ bool pr_rollout_exec_needs_pidns (const struct pr_rollout_exec_plan *plan);
  * must be live at the helper first. */
 bool pr_rollout_exec_holds_start (const struct pr_rollout_exec_plan *plan);
 
+/* A verifier session under transparent egress: moves pid into the
+ * verifier cgroup (transparent.h) in the cgroup2 hierarchy only, after
+ * pr_rollout_exec_enter_cgroup placed it everywhere (on a hybrid host the
+ * cgroup2 hierarchy carries no controller, so its budget stays).  Returns
+ * 0 (nothing to do or done).  Errors: those of
+ * pr_transparent_enter_verifier_cgroup. */
+int pr_rollout_exec_transparent_cgroup (const struct pr_rollout_exec_plan *plan, const char *cgroup_path, pid_t pid,
+                                        pr_error **err);
+
 /* The runtime side, the joiner pid forked, before its go: a setup or
  * verifier session goes into its own cgroup next to the container's
  * cgroup_path, with the policy's budget (pr_budget_enter, budget.h);

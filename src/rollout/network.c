@@ -90,6 +90,8 @@ struct listeners
   int phase;
   int dns;            /* transparent mode: UDP 127.0.0.1:53 */
   int transparent[2]; /* transparent mode: TCP 127.0.0.1:3127, [::1]:3127 */
+  int vdns;           /* the verifier's: UDP 127.0.0.1:5354 */
+  int vtransparent[2]; /* the verifier's: TCP 127.0.0.1:3126, [::1]:3126 */
   struct pr_egress_peer_listener *peers;
   size_t n_peers;
 };
@@ -101,11 +103,10 @@ listeners_close (struct listeners *l)
     close (l->agent);
   if (l->phase >= 0)
     close (l->phase);
-  if (l->dns >= 0)
-    close (l->dns);
-  for (int t = 0; t < 2; t++)
-    if (l->transparent[t] >= 0)
-      close (l->transparent[t]);
+  int *fds[] = { &l->dns, &l->transparent[0], &l->transparent[1], &l->vdns, &l->vtransparent[0], &l->vtransparent[1] };
+  for (size_t i = 0; i < PR_ARRAY_SIZE (fds); i++)
+    if (*fds[i] >= 0)
+      close (*fds[i]);
   for (size_t i = 0; i < l->n_peers; i++)
     if (l->peers[i].fd >= 0)
       close (l->peers[i].fd);
@@ -128,9 +129,9 @@ helper_needed (const struct pr_policy *p)
  * process runs, so the agent (even as root: no SO_REUSEADDR here) cannot
  * bind that address and port, or the wildcard, itself. */
 static int
-bind_dns (int *fd_out, pr_error **err)
+bind_dns (uint16_t port, int *fd_out, pr_error **err)
 {
-  struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons (PR_TRANSPARENT_DNS_PORT) };
+  struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons (port) };
   sa.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
   int fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)
@@ -139,7 +140,7 @@ bind_dns (int *fd_out, pr_error **err)
     {
       int e = errno;
       close (fd);
-      return pr_error_set (err, e, "bind 127.0.0.1:53 (udp) in the container");
+      return pr_error_set (err, e, "bind 127.0.0.1:%u (udp) in the container", port);
     }
   *fd_out = fd;
   return 0;
@@ -147,9 +148,9 @@ bind_dns (int *fd_out, pr_error **err)
 
 /* [::1]:3127, or nothing when the namespace has no IPv6 loopback. */
 static int
-listen_tcp6_loopback (int *fd_out, pr_error **err)
+listen_tcp6_loopback (uint16_t port, int *fd_out, pr_error **err)
 {
-  struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons (PR_TRANSPARENT_PORT), .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+  struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons (port), .sin6_addr = IN6ADDR_LOOPBACK_INIT };
   int fd = socket (AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)
     return errno == EAFNOSUPPORT ? 0 : pr_error_set (err, errno, "socket");
@@ -159,7 +160,7 @@ listen_tcp6_loopback (int *fd_out, pr_error **err)
     {
       int e = errno;
       close (fd);
-      return e == EADDRNOTAVAIL ? 0 : pr_error_set (err, e, "listen on [::1]:%d in the container", PR_TRANSPARENT_PORT);
+      return e == EADDRNOTAVAIL ? 0 : pr_error_set (err, e, "listen on [::1]:%u in the container", port);
     }
   *fd_out = fd;
   return 0;
@@ -168,18 +169,24 @@ listen_tcp6_loopback (int *fd_out, pr_error **err)
 /* Transparent mode (network.transparent, agent not no-network): the
  * routes and rules, then the resolver and the redirect target. */
 static int
-make_transparent (struct listeners *l, pr_error **err)
+make_transparent (const struct pr_transparent_vcg *vcg, struct listeners *l, pr_error **err)
 {
-  if (pr_transparent_setup_netns (err) < 0 || bind_dns (&l->dns, err) < 0
-      || listen_tcp ("127.0.0.1", PR_TRANSPARENT_PORT, &l->transparent[0], err) < 0)
+  if (pr_transparent_setup_netns (vcg, err) < 0 || bind_dns (PR_TRANSPARENT_DNS_PORT, &l->dns, err) < 0
+      || listen_tcp ("127.0.0.1", PR_TRANSPARENT_PORT, &l->transparent[0], err) < 0
+      || listen_tcp6_loopback (PR_TRANSPARENT_PORT, &l->transparent[1], err) < 0)
     return -1;
-  return listen_tcp6_loopback (&l->transparent[1], err);
+  if (vcg->nft_path == NULL)
+    return 0;
+  if (bind_dns (PR_TRANSPARENT_VERIFIER_DNS_PORT, &l->vdns, err) < 0
+      || listen_tcp ("127.0.0.1", PR_TRANSPARENT_VERIFIER_PORT, &l->vtransparent[0], err) < 0)
+    return -1;
+  return listen_tcp6_loopback (PR_TRANSPARENT_VERIFIER_PORT, &l->vtransparent[1], err);
 }
 
 static int
-make_listeners (const struct pr_policy *p, struct listeners *l, pr_error **err)
+make_listeners (const struct pr_policy *p, const struct pr_transparent_vcg *vcg, struct listeners *l, pr_error **err)
 {
-  if (p->transparent && pr_policy_net_mode (p, PR_PHASE_AGENT) != PR_NET_NONE && make_transparent (l, err) < 0)
+  if (pr_network_transparent (p) && make_transparent (vcg, l, err) < 0)
     return -1;
   if (pr_policy_net_mode (p, PR_PHASE_AGENT) != PR_NET_NONE
       && listen_tcp ("127.0.0.1", PR_AGENT_PROXY_PORT, &l->agent, err) < 0)
@@ -204,7 +211,8 @@ make_listeners (const struct pr_policy *p, struct listeners *l, pr_error **err)
 /* A socket keeps the namespace it was created in: enter the container's
  * network namespace just long enough to create the listeners. */
 static int
-listeners_in_netns (const struct pr_policy *p, pid_t pid, struct listeners *l, pr_error **err)
+listeners_in_netns (const struct pr_policy *p, const struct pr_transparent_vcg *vcg, pid_t pid, struct listeners *l,
+                    pr_error **err)
 {
   _cleanup_free_ char *path = xasprintf ("/proc/%d/ns/net", pid);
   _cleanup_close_ int self = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
@@ -213,7 +221,7 @@ listeners_in_netns (const struct pr_policy *p, pid_t pid, struct listeners *l, p
     return pr_error_set (err, errno, "open network namespace of %d", pid);
   if (setns (target, CLONE_NEWNET) < 0)
     return pr_error_set (err, errno, "enter the container's network namespace");
-  int r = make_listeners (p, l, err);
+  int r = make_listeners (p, vcg, l, err);
   if (setns (self, CLONE_NEWNET) < 0)
     {
       pr_error_set (err, errno, "return to the runtime's network namespace");
@@ -331,6 +339,8 @@ run_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int contr
     .control_fd = control,
     .dns_fd = l->dns,
     .transparent_fd = { l->transparent[0], l->transparent[1] },
+    .verifier_dns_fd = l->vdns,
+    .verifier_transparent_fd = { l->vtransparent[0], l->vtransparent[1] },
     .log_path = log,
     .totals_path = totals,
     .container_pidfd = pr_sys_pidfd_open (pid, 0),
@@ -395,7 +405,9 @@ int
 pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir,
                   const char *cgroup_path, pr_error **err)
 {
-  struct listeners l = { .agent = -1, .phase = -1, .dns = -1, .transparent = { -1, -1 } };
+  struct listeners l
+      = { .agent = -1, .phase = -1, .dns = -1, .transparent = { -1, -1 }, .vdns = -1, .vtransparent = { -1, -1 } };
+  struct pr_transparent_vcg vcg = { 0 };
   struct dns_files dns;
   struct pr_reachable reachable = { 0 };
   struct helper_args args = { .dns = &dns, .reachable = &reachable, .ready_fd = -1 };
@@ -410,7 +422,12 @@ pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const c
   _cleanup_free_ char *reach_text = pr_reachable_format (&reachable);
   if (pr_write_file_at (state_dirfd, PR_EGRESS_REACHABLE, reach_text, strlen (reach_text), 0600, err) < 0)
     goto out;
-  if (listeners_in_netns (p, pid, &l, err) < 0 || listen_unix (state_dirfd, state_dir, &control, err) < 0)
+  /* The verifier's own way out: only when it has one and the container
+   * has a cgroup to hang the verifier cgroup from. */
+  if (pr_network_transparent (p) && pr_policy_net_mode (p, PR_PHASE_VERIFIER) != PR_NET_NONE && cgroup_path
+      && pr_transparent_verifier_cgroup (cgroup_path, &vcg, err) < 0)
+    goto out;
+  if (listeners_in_netns (p, &vcg, pid, &l, err) < 0 || listen_unix (state_dirfd, state_dir, &control, err) < 0)
     goto out;
   int pfd[2], rfd[2];
   if (pipe2 (pfd, O_CLOEXEC) < 0)
@@ -481,6 +498,7 @@ pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const c
   ret = wait_ready (ready_r, err);
 out:
   listeners_close (&l);
+  free (vcg.nft_path);
   pr_reachable_free (&reachable);
   return ret;
 }
@@ -507,6 +525,20 @@ pr_network_stop (int state_dirfd)
         pr_sys_pidfd_send_signal (pfd, SIGKILL);
     }
   close (pfd);
+}
+
+bool
+pr_network_transparent (const struct pr_policy *p)
+{
+  return p->transparent && pr_policy_net_mode (p, PR_PHASE_AGENT) != PR_NET_NONE;
+}
+
+const char *
+pr_network_verifier_cgroup_spec (const struct pr_policy *p)
+{
+  if (!pr_network_transparent (p) || pr_policy_net_mode (p, PR_PHASE_VERIFIER) == PR_NET_NONE)
+    return NULL;
+  return "unified:" PR_TRANSPARENT_VERIFIER_CGROUP;
 }
 
 /* ---------------------------------------------------------- environment */

@@ -10,6 +10,7 @@
 #ifndef PROCTOR_NETWORK_H
 #define PROCTOR_NETWORK_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "policy.h"
@@ -42,6 +43,16 @@
  * cgroup entry failed, ETIMEDOUT when it says nothing within 10 s. */
 int pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir,
                       const char *cgroup_path, pr_error **err);
+
+/* Whether the policy turns transparent egress on (network.transparent and
+ * an agent phase that is not no-network). */
+bool pr_network_transparent (const struct pr_policy *p);
+
+/* The exec --cgroup spec ("unified:proctor-verifier") that puts a
+ * verifier session into the verifier cgroup, whose sockets transparent
+ * egress judges by the verifier's policy; NULL when transparent mode is
+ * off or the verifier has no way out. */
+const char *pr_network_verifier_cgroup_spec (const struct pr_policy *p);
 
 /* Stops the helper (SIGTERM, then SIGKILL after 2 s) if egress.pid names a
  * live process.  Never fails. */

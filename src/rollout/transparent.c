@@ -5,31 +5,81 @@
 #include "transparent.h"
 #include "../base/util.h"
 #include "../linux/netlink.h"
+#include "../cgroup/cgroup.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 /* Replies (the helper's packets back to the redirected client) pass;
+ * the helper's own ports take only what the rules redirected (a direct
+ * connect to the verifier's would otherwise be judged as the verifier);
  * anything else that would leave loopback after the redirect (UDP other
  * than DNS, ICMP, a protocol of its own) is refused. */
-static const char ruleset[] = "table inet proctor {\n"
-                              " chain nat_out {\n"
-                              "  type nat hook output priority -100; policy accept;\n"
-                              "  udp dport 53 redirect to :53\n"
-                              "  tcp dport 53 redirect to :53\n"
-                              "  meta l4proto tcp ip daddr != 127.0.0.0/8 redirect to :3127\n"
-                              "  meta l4proto tcp ip6 daddr != ::1 redirect to :3127\n"
-                              " }\n"
-                              " chain filter_out {\n"
-                              "  type filter hook output priority 0; policy accept;\n"
-                              "  ct direction reply accept\n"
-                              "  ip daddr != 127.0.0.0/8 reject\n"
-                              "  ip6 daddr != ::1 reject\n"
-                              " }\n"
-                              "}\n";
+static char *
+ruleset (const struct pr_transparent_vcg *vcg)
+{
+  _cleanup_free_ char *v = NULL;
+  if (vcg && vcg->nft_path)
+    {
+      _cleanup_free_ char *m = xasprintf ("socket cgroupv2 level %u \"%s\"", vcg->level, vcg->nft_path);
+      v = xasprintf ("  %s udp dport 53 redirect to :%d\n"
+                     "  %s meta l4proto tcp ip daddr != 127.0.0.0/8 redirect to :%d\n"
+                     "  %s meta l4proto tcp ip6 daddr != ::1 redirect to :%d\n",
+                     m, PR_TRANSPARENT_VERIFIER_DNS_PORT, m, PR_TRANSPARENT_VERIFIER_PORT, m,
+                     PR_TRANSPARENT_VERIFIER_PORT);
+    }
+  return xasprintf ("table inet proctor {\n"
+                    " chain nat_out {\n"
+                    "  type nat hook output priority -100; policy accept;\n"
+                    "%s"
+                    "  udp dport 53 redirect to :53\n"
+                    "  tcp dport 53 redirect to :53\n"
+                    "  meta l4proto tcp ip daddr != 127.0.0.0/8 redirect to :%d\n"
+                    "  meta l4proto tcp ip6 daddr != ::1 redirect to :%d\n"
+                    " }\n"
+                    " chain filter_out {\n"
+                    "  type filter hook output priority 0; policy accept;\n"
+                    "  ct direction reply accept\n"
+                    "  tcp dport { %d, %d } ct status & dnat == 0 reject\n"
+                    "  udp dport %d ct status & dnat == 0 reject\n"
+                    "  ip daddr != 127.0.0.0/8 reject\n"
+                    "  ip6 daddr != ::1 reject\n"
+                    " }\n"
+                    "}\n",
+                    v ? v : "", PR_TRANSPARENT_PORT, PR_TRANSPARENT_PORT, PR_TRANSPARENT_VERIFIER_PORT,
+                    PR_TRANSPARENT_PORT, PR_TRANSPARENT_VERIFIER_DNS_PORT);
+}
+
+int
+pr_transparent_verifier_cgroup (const char *cgroup_path, struct pr_transparent_vcg *out, pr_error **err)
+{
+  static const char root[] = "/sys/fs/cgroup/";
+  _cleanup_free_ char *dir = NULL;
+  out->nft_path = NULL;
+  out->level = 0;
+  _cleanup_free_ char *sub = xasprintf ("%s/%s", cgroup_path, PR_TRANSPARENT_VERIFIER_CGROUP);
+  if (pr_cgroup_unified_dir (sub, &dir, err) < 0)
+    return pr_error_wrap (err, "transparent egress: the verifier cgroup");
+  if (strncmp (dir, root, sizeof root - 1) != 0)
+    return pr_error_set (err, ENOTSUP, "transparent egress: cgroup2 is not mounted under /sys/fs/cgroup (%s)", dir);
+  if (mkdir (dir, 0755) < 0 && errno != EEXIST)
+    return pr_error_set (err, errno, "transparent egress: mkdir %s", dir);
+  /* The depth below the cgroup2 root: the components of the cgroup path
+   * (a hybrid host's "unified/" prefix is the mount, not a level). */
+  for (const char *c = sub; *c; c++)
+    if (*c == '/' && c[1] != '/' && c[1] != '\0')
+      out->level++;
+  if (sub[0] != '/')
+    out->level++;
+  out->nft_path = xstrdup (dir + sizeof root - 1);
+  return 0;
+}
 
 /* The four calls of libnftables(3) used, looked up at run time. */
 struct nft_api
@@ -58,10 +108,11 @@ load_nft (void **lib, struct nft_api *api, pr_error **err)
 }
 
 static int
-load_rules (pr_error **err)
+load_rules (const struct pr_transparent_vcg *vcg, pr_error **err)
 {
   void *lib = NULL;
   struct nft_api api = { 0 };
+  _cleanup_free_ char *rules = ruleset (vcg);
   int ret = -1;
 
   if (load_nft (&lib, &api, err) < 0)
@@ -73,7 +124,7 @@ load_rules (pr_error **err)
       goto out;
     }
   api.buffer_error (ctx);
-  if (api.run_cmd_from_buffer (ctx, ruleset) != 0)
+  if (api.run_cmd_from_buffer (ctx, rules) != 0)
     {
       _cleanup_free_ char *msg = xstrdup (api.get_error_buffer (ctx) ? api.get_error_buffer (ctx) : "");
       msg[strcspn (msg, "\n")] = '\0';
@@ -89,7 +140,28 @@ out:
 }
 
 int
-pr_transparent_setup_netns (pr_error **err)
+pr_transparent_enter_verifier_cgroup (const char *cgroup_path, pid_t pid, pr_error **err)
+{
+  _cleanup_free_ char *dir = NULL;
+  _cleanup_free_ char *sub = xasprintf ("%s/%s", cgroup_path, PR_TRANSPARENT_VERIFIER_CGROUP);
+  if (pr_cgroup_unified_dir (sub, &dir, err) < 0)
+    return pr_error_wrap (err, "transparent egress: the verifier cgroup");
+  _cleanup_free_ char *procs = xasprintf ("%s/cgroup.procs", dir);
+  char text[16];
+  int n = snprintf (text, sizeof text, "%d", pid);
+  int fd = open (procs, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return pr_error_set (err, errno, "open %s", procs);
+  ssize_t w = write (fd, text, (size_t) n);
+  int e = errno;
+  close (fd);
+  if (w != n)
+    return pr_error_set (err, e, "write %s", procs);
+  return 0;
+}
+
+int
+pr_transparent_setup_netns (const struct pr_transparent_vcg *vcg, pr_error **err)
 {
   if (pr_netlink_local_default_route (AF_INET, err) < 0)
     return -1;
@@ -106,5 +178,5 @@ pr_transparent_setup_netns (pr_error **err)
         }
       pr_error_free (&e6);
     }
-  return load_rules (err);
+  return load_rules (vcg, err);
 }

@@ -69,11 +69,13 @@ teardown_file() {
 	testnet_down "$TP_NS" "$TP_VH" "$TP_DIR/origin.pid"
 }
 
-# start_rollout [TRANSPARENT]: the agent may reach agent.test:8080 only.
+# start_rollout [TRANSPARENT]: the agent may reach agent.test:8080 only,
+# the verifier verifier.test:8080 only.
 start_rollout() {
 	local t=${1:-true}
 	printf '{"version": 1, "network": {"transparent": %s},
-	  "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]}}\n' "$t" >"$TEST_DIR/p.json"
+	  "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]},
+	  "verifier": {"network_mode": "allowlist", "allowed_hosts": ["verifier.test"], "allowed_ports": [8080]}}\n' "$t" >"$TEST_DIR/p.json"
 	track_name "$NAME"
 	run pm run -d --name "$NAME" --annotation "run.proctor.rollout=@$TEST_DIR/p.json" \
 		-v /usr:/usr:ro -v /etc/java-17-openjdk:/etc/java-17-openjdk:ro -v "$TP_DIR/bin:/t:ro" localhost/proctor/bookworm sleep 1000
@@ -90,8 +92,18 @@ logged() {
 		<<<"$output" >/dev/null || fail_with "no $3 line for $2 $1: $output"
 }
 
-# in_agent CMD...: runs CMD in the container without any proxy variable.
+# in_agent CMD...: runs CMD in the container without any proxy variable;
+# in_verifier: the same as a verifier session.
 in_agent() { pm exec "$NAME" env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY "$@"; }
+in_verifier() { pm exec -e PROCTOR_PHASE=verifier "$NAME" env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY "$@"; }
+
+# logged_phase PHASE HOST METHOD DECISION
+logged_phase() {
+	run egress_log
+	jq -se --arg p "$1" --arg h "$2" --arg m "$3" --arg d "$4" \
+		'any(.[]; .phase == $p and .host == $h and .method == $m and .decision == $d)' \
+		<<<"$output" >/dev/null || fail_with "no $1 $4 line for $3 $2: $output"
+}
 
 @test "transparent: getent hosts resolves an allowed name to a stand-in, a denied one not at all; both logged" {
 	need_image bookworm
@@ -216,5 +228,41 @@ except OSError as e: print("refused:", e.strerror)'
 	run pm exec "$NAME" sh -c 'cat /proc/net/route | wc -l; env | grep -c "^http_proxy=http://127.0.0.1:3128$"'
 	[ "$output" = "$(printf '1\n1')" ] || fail_with "$output"
 	run in_agent getent hosts agent.test
+	[ "$status" -ne 0 ] || fail_with "$output"
+}
+
+@test "transparent: the verifier reaches its own allowed host that the agent is refused, each by its own policy" {
+	need_image bookworm
+	start_rollout
+	run in_agent curl -sS --noproxy '*' --max-time 10 http://verifier.test:8080/hello.txt
+	[ "$status" -ne 0 ] || fail_with "agent reached the verifier's host: $output"
+	run in_verifier curl -sS --noproxy '*' --max-time 10 http://verifier.test:8080/hello.txt
+	assert_status 0
+	[ "$output" = origin-says-hello ] || fail_with "$output"
+	run in_verifier curl -sS --noproxy '*' --max-time 10 http://agent.test:8080/hello.txt
+	[ "$status" -ne 0 ] || fail_with "verifier reached the agent's host: $output"
+	logged_phase agent verifier.test DNS deny
+	logged_phase verifier verifier.test DNS allow
+	logged_phase verifier verifier.test TCP allow
+	logged_phase verifier agent.test DNS deny
+}
+
+@test "transparent: the agent cannot dial the verifier's resolver or listener, nor join the verifier cgroup" {
+	need_image bookworm
+	start_rollout
+	# A name only the verifier may resolve, asked of the verifier's resolver directly.
+	run pm exec -u 0 "$NAME" python3 -c 'import socket, struct
+q = struct.pack("!HHHHHH", 7, 0x100, 1, 0, 0, 0) + b"\x08verifier\x04test\x00\x00\x01\x00\x01"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3)
+try:
+    s.sendto(q, ("127.0.0.1", 5354)); print("answer", s.recv(512)[3] & 15)
+except OSError as e: print("refused:", e)
+for port in (3126, 3127):
+    try: socket.create_connection(("127.0.0.1", port), timeout=3).recv(1); print("connected", port)
+    except OSError as e: print("refused", port, e)'
+	[[ "$output" != *answer* && "$output" != *connected* ]] || fail_with "$output"
+	run pm exec -u 0 "$NAME" sh -c 'for f in $(find /sys/fs/cgroup -path "*proctor-verifier*" -name cgroup.procs 2>/dev/null); do echo $$ >"$f" && echo joined; done; echo done'
+	[[ "$output" != *joined* ]] || fail_with "$output"
+	run in_agent curl -sS --noproxy '*' --max-time 10 http://verifier.test:8080/hello.txt
 	[ "$status" -ne 0 ] || fail_with "$output"
 }

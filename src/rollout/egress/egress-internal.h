@@ -185,8 +185,17 @@ struct pr_egress
   size_t n_ctls;
   struct pr_declog log;
   struct pr_host_nets nets; /* the host's networks, for every connect */
-  struct evconnlistener *transparent_l[2]; /* 127.0.0.1:3127, [::1]:3127 (NULL: none) */
-  struct event *dns_ev;                    /* the resolver socket, 127.0.0.1:53 */
+  /* Transparent mode, [0] the agent's (127.0.0.1:53, :3127, [::1]:3127),
+   * [1] the verifier's (5354, 3126): which one a client reaches is the
+   * runtime's rules' choice by the socket's cgroup (transparent.h). */
+  struct pr_transparent_side
+  {
+    struct pr_egress *eg;
+    enum pr_phase phase;
+    enum pr_conn_kind kind;
+    struct evconnlistener *l[2]; /* IPv4, IPv6 (NULL: none) */
+    struct event *dns_ev;
+  } tside[2];
   char *standins[PR_EGRESS_MAX_STANDINS];  /* name of stand-in 100.64.0.(i+1) */
   size_t n_standins;
 };
@@ -313,8 +322,8 @@ struct pr_conn *pr_conn_new (struct pr_egress *eg, evutil_socket_t fd, enum pr_c
 /* transparent.c: the resolver socket's read callback; a redirected
  * connection's start (decides, then resolves and connects, or denies and
  * closes); the stand-in names' release at teardown. */
-void pr_transparent_dns_cb (evutil_socket_t fd, short what, void *arg);
-void pr_transparent_begin (struct pr_conn *c, int fd);
+void pr_transparent_dns_cb (evutil_socket_t fd, short what, void *arg); /* arg: struct pr_transparent_side */
+void pr_transparent_begin (struct pr_conn *c, int fd, enum pr_phase phase);
 void pr_transparent_free (struct pr_egress *eg);
 
 /* relay.c: starts relaying once the upstream is connected (c->s[i].bev

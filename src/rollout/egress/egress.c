@@ -277,9 +277,10 @@ set_listeners (struct pr_egress *eg, int kind, bool on)
         continue;
       if (k == PR_CONN_AGENT && eg->agent_l)
         on ? evconnlistener_enable (eg->agent_l) : evconnlistener_disable (eg->agent_l);
-      for (int t = 0; t < 2; t++)
-        if (k == PR_CONN_AGENT && eg->transparent_l[t])
-          on ? evconnlistener_enable (eg->transparent_l[t]) : evconnlistener_disable (eg->transparent_l[t]);
+      for (int s = 0; s < 2; s++)
+        for (int t = 0; t < 2; t++)
+          if ((int) eg->tside[s].kind == k && eg->tside[s].l[t])
+            on ? evconnlistener_enable (eg->tside[s].l[t]) : evconnlistener_disable (eg->tside[s].l[t]);
       if (k == PR_CONN_VERIFIER && eg->verifier_l)
         on ? evconnlistener_enable (eg->verifier_l) : evconnlistener_disable (eg->verifier_l);
       if (k == PR_CONN_PEER)
@@ -329,23 +330,45 @@ agent_accept_cb (struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *
   admit (arg, fd, PR_CONN_AGENT, NULL);
 }
 
-/* A connection the transparent rules redirected: judged by the agent's
- * policy, in the agent's budget (docs/rollout.md "Transparent egress"). */
+/* A connection the transparent rules redirected: judged by the policy of
+ * the side's phase, in that group's budget (docs/rollout.md "Transparent
+ * egress"). */
 static void
 transparent_accept_cb (struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len, void *arg)
 {
-  struct pr_egress *eg = arg;
-  struct pr_budget *b = &eg->budget[PR_CONN_AGENT];
-  if (b->n >= b->max && !pr_proxy_evict_idle (eg, PR_CONN_AGENT))
+  struct pr_transparent_side *ts = arg;
+  struct pr_egress *eg = ts->eg;
+  struct pr_budget *b = &eg->budget[ts->kind];
+  if (b->n >= b->max && !pr_proxy_evict_idle (eg, ts->kind))
     {
       evutil_closesocket (fd);
-      set_listeners (eg, PR_CONN_AGENT, false);
+      set_listeners (eg, ts->kind, false);
       return;
     }
-  struct pr_conn *c = pr_conn_new (eg, fd, PR_CONN_AGENT, NULL);
+  struct pr_conn *c = pr_conn_new (eg, fd, ts->kind, NULL);
   if (c)
-    pr_transparent_begin (c, fd);
-  pr_egress_budget_check (eg, PR_CONN_AGENT);
+    pr_transparent_begin (c, fd, ts->phase);
+  pr_egress_budget_check (eg, ts->kind);
+}
+
+static struct evconnlistener *listen_on (struct pr_egress *eg, int fd, evconnlistener_cb cb, void *arg);
+
+static int
+transparent_setup (struct pr_egress *eg, int side, int dns_fd, const int tcp_fd[2], pr_error **err)
+{
+  struct pr_transparent_side *ts = &eg->tside[side];
+  ts->eg = eg;
+  ts->phase = side == 0 ? PR_PHASE_AGENT : PR_PHASE_VERIFIER;
+  ts->kind = side == 0 ? PR_CONN_AGENT : PR_CONN_VERIFIER;
+  for (int t = 0; t < 2; t++)
+    if (tcp_fd[t] >= 0 && (ts->l[t] = listen_on (eg, tcp_fd[t], transparent_accept_cb, ts)) == NULL)
+      return pr_error_set (err, errno, "egress: transparent listener");
+  if (dns_fd < 0)
+    return 0;
+  ts->dns_ev = event_new (eg->base, dns_fd, EV_READ | EV_PERSIST, pr_transparent_dns_cb, ts);
+  if (ts->dns_ev == NULL || event_add (ts->dns_ev, NULL) < 0)
+    return pr_error_set (err, 0, "egress: cannot watch the resolver socket");
+  return 0;
 }
 
 static void
@@ -501,13 +524,18 @@ egress_teardown (struct pr_egress *eg)
     ctl_free (eg->ctls);
   if (eg->agent_l)
     evconnlistener_free (eg->agent_l);
-  for (int t = 0; t < 2; t++)
-    if (eg->transparent_l[t])
-      evconnlistener_free (eg->transparent_l[t]);
-  if (eg->dns_ev)
-    event_free (eg->dns_ev);
+  for (int s = 0; s < 2; s++)
+    {
+      for (int t = 0; t < 2; t++)
+        if (eg->tside[s].l[t])
+          evconnlistener_free (eg->tside[s].l[t]);
+      if (eg->tside[s].dns_ev)
+        event_free (eg->tside[s].dns_ev);
+    }
   if (eg->cfg->dns_fd >= 0)
     close (eg->cfg->dns_fd);
+  if (eg->cfg->verifier_dns_fd >= 0)
+    close (eg->cfg->verifier_dns_fd);
   pr_transparent_free (eg);
   if (eg->verifier_l)
     evconnlistener_free (eg->verifier_l);
@@ -584,16 +612,9 @@ egress_setup (struct pr_egress *eg, pr_error **err)
     return pr_error_set (err, errno, "egress: verifier listener");
   if (cfg->control_fd >= 0 && (eg->control_l = listen_on (eg, cfg->control_fd, ctl_accept_cb, eg)) == NULL)
     return pr_error_set (err, errno, "egress: control listener");
-  for (int t = 0; t < 2; t++)
-    if (cfg->transparent_fd[t] >= 0
-        && (eg->transparent_l[t] = listen_on (eg, cfg->transparent_fd[t], transparent_accept_cb, eg)) == NULL)
-      return pr_error_set (err, errno, "egress: transparent listener");
-  if (cfg->dns_fd >= 0)
-    {
-      eg->dns_ev = event_new (eg->base, cfg->dns_fd, EV_READ | EV_PERSIST, pr_transparent_dns_cb, eg);
-      if (eg->dns_ev == NULL || event_add (eg->dns_ev, NULL) < 0)
-        return pr_error_set (err, 0, "egress: cannot watch the resolver socket");
-    }
+  if (transparent_setup (eg, 0, cfg->dns_fd, cfg->transparent_fd, err) < 0
+      || transparent_setup (eg, 1, cfg->verifier_dns_fd, cfg->verifier_transparent_fd, err) < 0)
+    return -1;
   eg->peer_l = xmalloc0 (sizeof *eg->peer_l * (cfg->n_peers ? cfg->n_peers : 1));
   eg->peer_ctx = xmalloc0 (sizeof *eg->peer_ctx * (cfg->n_peers ? cfg->n_peers : 1));
   for (size_t i = 0; i < cfg->n_peers; i++)

@@ -75,39 +75,39 @@ peer_addr (struct pr_egress *eg, const char *name, uint8_t out[4])
   return false;
 }
 
-/* Whether the agent's policy lets it reach host at all (ports are checked
+/* Whether phase's policy lets it reach host at all (ports are checked
  * when it connects). */
 static bool
-name_allowed (struct pr_egress *eg, const char *host, const char **why)
+name_allowed (struct pr_egress *eg, enum pr_phase phase, const char *host, const char **why)
 {
   const struct pr_policy *p = eg->cfg->policy;
-  switch (pr_policy_net_mode (p, PR_PHASE_AGENT))
+  switch (pr_policy_net_mode (p, phase))
     {
     case PR_NET_PUBLIC:
       return true;
     case PR_NET_ALLOWLIST:
-      if (pr_policy_host_allowed (pr_policy_allowed_hosts (p, PR_PHASE_AGENT), host))
+      if (pr_policy_host_allowed (pr_policy_allowed_hosts (p, phase), host))
         return true;
-      *why = "not in the agent allowlist";
+      *why = phase == PR_PHASE_AGENT ? "not in the agent allowlist" : "not in the verifier allowlist";
       return false;
     default:
-      *why = "network_mode of the agent phase is no-network";
+      *why = "network_mode of the phase is no-network";
       return false;
     }
 }
 
 static void
-log_dns (struct pr_egress *eg, const char *name, bool allow, const char *reason)
+log_dns (struct pr_egress *eg, enum pr_phase phase, const char *name, bool allow, const char *reason)
 {
   struct pr_decision d = {
-    .phase = "agent", .method = "DNS", .host = name[0] ? name : ".", .port = 53, .allow = allow, .reason = reason,
+    .phase = pr_phase_name (phase), .method = "DNS", .host = name[0] ? name : ".", .port = 53, .allow = allow, .reason = reason,
   };
   pr_declog_record (&eg->log, &d);
 }
 
 /* The answer to one parsed query: rcode, and the address to put in it. */
 static int
-dns_decide (struct pr_egress *eg, const struct pr_dnsq *q, uint8_t addr[4], bool *has_addr)
+dns_decide (struct pr_egress *eg, enum pr_phase phase, const struct pr_dnsq *q, uint8_t addr[4], bool *has_addr)
 {
   char reason[96];
   const char *why = NULL;
@@ -121,25 +121,25 @@ dns_decide (struct pr_egress *eg, const struct pr_dnsq *q, uint8_t addr[4], bool
           memcpy (addr, peer, 4);
           *has_addr = true;
         }
-      log_dns (eg, q->name, true, "peer");
+      log_dns (eg, phase, q->name, true, "peer");
       return 0;
     }
-  if (q->qclass != PR_DNS_CLASS_IN || !name_allowed (eg, q->name, &why))
+  if (q->qclass != PR_DNS_CLASS_IN || !name_allowed (eg, phase, q->name, &why))
     {
-      log_dns (eg, q->name, false, why ? why : "not class IN");
+      log_dns (eg, phase, q->name, false, why ? why : "not class IN");
       return PR_DNS_RCODE_NXDOMAIN;
     }
   if (q->qtype != PR_DNS_TYPE_A)
     {
       /* No data: clients fall back to the A record (IPv4 stand-ins only). */
       snprintf (reason, sizeof reason, "no data for type %u", q->qtype);
-      log_dns (eg, q->name, true, reason);
+      log_dns (eg, phase, q->name, true, reason);
       return 0;
     }
   uint32_t s = standin_for (eg, q->name);
   if (s == 0)
     {
-      log_dns (eg, q->name, false, "stand-in addresses exhausted");
+      log_dns (eg, phase, q->name, false, "stand-in addresses exhausted");
       return PR_DNS_RCODE_REFUSED;
     }
   uint32_t be = htonl (s);
@@ -148,12 +148,12 @@ dns_decide (struct pr_egress *eg, const struct pr_dnsq *q, uint8_t addr[4], bool
   char text[INET_ADDRSTRLEN];
   inet_ntop (AF_INET, addr, text, sizeof text);
   snprintf (reason, sizeof reason, "stand-in %s", text);
-  log_dns (eg, q->name, true, reason);
+  log_dns (eg, phase, q->name, true, reason);
   return 0;
 }
 
 static void
-dns_one (struct pr_egress *eg, int fd, const uint8_t *buf, size_t len, const struct sockaddr *from, socklen_t fromlen)
+dns_one (struct pr_egress *eg, enum pr_phase phase, int fd, const uint8_t *buf, size_t len, const struct sockaddr *from, socklen_t fromlen)
 {
   struct pr_dnsq q;
   uint8_t out[PR_DNS_MAX_REPLY], addr[4];
@@ -163,9 +163,9 @@ dns_one (struct pr_egress *eg, int fd, const uint8_t *buf, size_t len, const str
   if (rcode < 0)
     return;
   if (rcode == 0)
-    rcode = dns_decide (eg, &q, addr, &has_addr);
+    rcode = dns_decide (eg, phase, &q, addr, &has_addr);
   else
-    log_dns (eg, "", false, "malformed query");
+    log_dns (eg, phase, "", false, "malformed query");
   size_t n = pr_dnsmsg_reply (buf, &q, rcode, has_addr ? addr : NULL, 4, DNS_TTL, out, sizeof out);
   if (n > 0)
     sendto (fd, out, n, MSG_DONTWAIT, from, fromlen);
@@ -174,7 +174,7 @@ dns_one (struct pr_egress *eg, int fd, const uint8_t *buf, size_t len, const str
 void
 pr_transparent_dns_cb (evutil_socket_t fd, short what, void *arg)
 {
-  struct pr_egress *eg = arg;
+  struct pr_transparent_side *ts = arg;
   uint8_t buf[PR_DNS_MAX_REPLY];
 
   for (int i = 0; i < DNS_BATCH; i++)
@@ -184,7 +184,7 @@ pr_transparent_dns_cb (evutil_socket_t fd, short what, void *arg)
       ssize_t n = recvfrom (fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *) &from, &fl);
       if (n < 0)
         return;
-      dns_one (eg, fd, buf, (size_t) n, (struct sockaddr *) &from, fl);
+      dns_one (ts->eg, ts->phase, fd, buf, (size_t) n, (struct sockaddr *) &from, fl);
     }
 }
 
@@ -200,7 +200,7 @@ original_dst (int fd, struct sockaddr_storage *ss)
 }
 
 void
-pr_transparent_begin (struct pr_conn *c, int fd)
+pr_transparent_begin (struct pr_conn *c, int fd, enum pr_phase phase)
 {
   struct pr_egress *eg = c->eg;
   struct sockaddr_storage ss;
@@ -208,6 +208,7 @@ pr_transparent_begin (struct pr_conn *c, int fd)
   const char *why = NULL;
 
   c->transparent = true;
+  c->phase = phase;
   pr_conn_set_target (c, "TCP", "?", 0);
   if (original_dst (fd, &ss) < 0)
     {
@@ -237,16 +238,17 @@ pr_transparent_begin (struct pr_conn *c, int fd)
       pr_conn_deny (c, "%s is not an address the resolver handed out (connect by name)", text);
       return;
     }
-  if (!name_allowed (eg, host, &why))
+  if (!name_allowed (eg, phase, host, &why))
     {
       pr_conn_deny (c, "host %s is %s", host, why);
       return;
     }
   size_t n;
-  const uint16_t *ports = pr_policy_allowed_ports (eg->cfg->policy, PR_PHASE_AGENT, &n);
+  const uint16_t *ports = pr_policy_allowed_ports (eg->cfg->policy, phase, &n);
   if (!pr_policy_port_allowed (ports, n, port))
     {
-      pr_conn_deny (c, "port %u is not allowed for the agent phase (allowed: 80, 443 and its allowed_ports)", port);
+      pr_conn_deny (c, "port %u is not allowed for the %s phase (allowed: 80, 443 and its allowed_ports)", port,
+                    pr_phase_name (phase));
       return;
     }
   pr_conn_decide (c, true, "transparent");
