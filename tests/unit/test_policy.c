@@ -178,6 +178,9 @@ static const struct bad_case bad_cases[] = {
     "rollout policy: phase_secret_sha256: expected 64 hex digits (a sha256 digest), got a non-hex character" },
   { "{\"version\": 1, \"phase_secret_sha256\": \"0x23456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"}",
     "rollout policy: phase_secret_sha256: expected 64 hex digits (a sha256 digest), got a non-hex character" },
+  { "{\"version\": 1, \"network\": true}", "rollout policy: network: expected an object, got a boolean" },
+  { "{\"version\": 1, \"network\": {\"transparent\": \"yes\"}}", "rollout policy: network.transparent: expected true or false, got a string" },
+  { "{\"version\": 1, \"network\": {\"tproxy\": true}}", "rollout policy: network: unknown key \"tproxy\"" },
 };
 
 static void
@@ -548,6 +551,22 @@ test_to_json_roundtrip (void **state)
                            "\"verifier\":{\"user\":null,\"env\":{},\"network_mode\":\"no-network\",\"allowed_hosts\":[],"
                            "\"mounts\":[]},"
                            "\"hide\":[\"/tests\",\"/logs\"],\"peers\":[],\"drop_env\":[]}");
+
+  /* network.transparent: off by default, written only when on, read back */
+  assert_false (p->transparent);
+  pr_policy_free (steal_pointer (&p));
+  doc = "{\"version\": 1, \"network\": {\"transparent\": true}}";
+  assert_int_equal (pr_policy_parse (doc, strlen (doc), &p, &err), 0);
+  assert_true (p->transparent);
+  _cleanup_free_ char *j5 = pr_policy_to_json (p);
+  assert_non_null (strstr (j5, ",\"network\":{\"transparent\":true}}"));
+  pr_policy_free (steal_pointer (&q));
+  assert_int_equal (pr_policy_parse (j5, strlen (j5), &q, &err), 0);
+  assert_true (q->transparent);
+  pr_policy_free (steal_pointer (&p));
+  doc = "{\"version\": 1, \"network\": {\"transparent\": false}}";
+  assert_int_equal (pr_policy_parse (doc, strlen (doc), &p, &err), 0);
+  assert_false (p->transparent);
 
   /* phase_secret_sha256 is written lower-case, only when given */
   pr_policy_free (steal_pointer (&p));
