@@ -44,6 +44,11 @@ ratio() {
 		printf '\nCgroup layouts, runtimes left out:\n\n'
 		sed 's/^/- /' "$RESULTS/layouts.txt"
 	fi
+	if [ -s "$RESULTS/transparent.tsv" ]; then
+		printf '\n## Transparent egress (proctor, bench/transparent.sh)\n\n'
+		printf '| metric | unit | direct | proxy variables | transparent |\n|---|---|---|---|---|\n'
+		awk -F '\t' '{ printf "| %s | %s | %s | %s | %s |\n", $2, $3, $4, $5, $6 }' "$RESULTS/transparent.tsv"
+	fi
 	if [ -s "$RESULTS/rollout.md" ]; then
 		printf '\n## Rollouts (proctor)\n\n'
 		cat "$RESULTS/rollout.md"

@@ -29,6 +29,9 @@
 #             per request) for the same three.  Clients reach the proxies
 #             over loopback; the origin sits behind a veth in a network
 #             namespace of the run's own (the proxy refuses loopback origins)
+#   transparent  bench/transparent.sh: the same download from inside a
+#             rollout through podman, by the proxy variables and by
+#             transparent egress (network.transparent), against direct
 #   podman    `podman --runtime RT run --rm IMAGE /bin/true` end to end
 #   layouts   the run and exec rows again in a v1-only view (nswrap -u for
 #             all three) and a v2-only view (nswrap -2: cgroup2 over
@@ -76,7 +79,7 @@
 # /var/tmp/proctor-bench), BENCH_RESULTS (default $srcdir/bench/results),
 # BENCH_PORT (origin port; tinyproxy takes the next one; default 18080),
 # BENCH_ONLY (space-separated subset of: run exec userns rss size proxy
-# podman rollout), BENCH_LAYOUTS, ROLLOUT_NS, BENCH_ORIGIN_CC (the proxy
+# transparent (needs proxy) podman rollout), BENCH_LAYOUTS, ROLLOUT_NS, BENCH_ORIGIN_CC (the proxy
 # origin's congestion control, default cubic; `bbr` measures with this
 # host's default; where the sysctl refuses it, the origin's socket option,
 # then reno, then the namespace's default, and the run says which).
@@ -92,7 +95,7 @@ WORK=${BENCH_WORK:-/var/tmp/proctor-bench}
 RESULTS=${BENCH_RESULTS:-$BENCH/results}
 RAW=$RESULTS/raw
 PORT0=${BENCH_PORT:-18080}
-ONLY=${BENCH_ONLY:-run exec userns rss size proxy podman rollout}
+ONLY=${BENCH_ONLY:-run exec userns rss size proxy transparent podman rollout}
 CRUN_CGROUPS=${CRUN_CGROUPS:-mountns}
 
 if [ -z "${PROCTOR:-}" ]; then
@@ -706,6 +709,10 @@ if want proxy; then
 		for p in direct tinyproxy egress; do printf '\t%s' "$(pmed cpureq $p)"; done
 		printf '\n'
 	} >"$RESULTS/proxy.tsv"
+	if want transparent; then
+		# shellcheck source=bench/transparent.sh
+		. "$BENCH/transparent.sh"
+	fi
 fi
 
 # podman_setup: sets IMAGE (a busybox image podman has) and writes the

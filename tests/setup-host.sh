@@ -17,6 +17,7 @@ PACKAGES=(
 	jq python3 python3-yaml curl docker.io containerd iptables tini go-md2man
 	util-linux procps file clang libclang-rt-dev man-db
 	containernetworking-plugins python3-grpcio python3-grpc-tools libc6-dev
+	libnftables1 nodejs default-jdk-headless golang-go git
 )
 
 missing=()

@@ -111,8 +111,7 @@ reply_error (struct pr_conn *c, int status)
       c->s[UP].bev = NULL;
     }
   c->state = ST_ERROR;
-  /* A spliced peer or a transparent connection has no HTTP client to
-   * answer: closing is the answer (the reason is in the log). */
+  /* A peer or transparent connection has no HTTP client: closing answers. */
   if (c->kind == PR_CONN_PEER || c->transparent)
     {
       pr_conn_free (c);
@@ -435,9 +434,10 @@ up_connect_event (struct bufferevent *bev, short what, void *arg)
     {
       static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
       bool tunnel = c->kind != PR_CONN_PEER && !c->forward && !c->transparent;
-      if (c->forward)
+      bool prefix = c->forward || c->transparent;
+      if (prefix)
         c->bytes_up += c->fwd_len;
-      pr_relay_start (c, c->forward ? c->fwd_head : NULL, c->forward ? c->fwd_len : 0, tunnel ? established : NULL,
+      pr_relay_start (c, prefix ? c->fwd_head : NULL, prefix ? c->fwd_len : 0, tunnel ? established : NULL,
                    tunnel ? sizeof established - 1 : 0);
       return;
     }

@@ -13,6 +13,7 @@
  * Source: RFC 1035, RFC 6598; SO_ORIGINAL_DST (netfilter, ip(7) has no
  * entry: linux/netfilter_ipv4.h), IP6T_SO_ORIGINAL_DST. */
 #include "egress-internal.h"
+#include <event2/buffer.h>
 #include "dnsmsg.h"
 #include "../network.h"
 #include "../../base/util.h"
@@ -188,6 +189,135 @@ pr_transparent_dns_cb (evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* ---- the name of a connection to an address the resolver did not give ---- */
+
+/* The Host field of the HTTP request head in buf[0, end): its value's
+ * host part (no port) into host; false when absent or malformed. */
+static bool
+http_host (const char *buf, size_t end, char *host, size_t cap)
+{
+  const char *p = memchr (buf, '\n', end);
+  while (p && (size_t) (p + 1 - buf) < end)
+    {
+      const char *line = p + 1;
+      const char *eol = memchr (line, '\n', end - (size_t) (line - buf));
+      if (eol == NULL)
+        return false;
+      if (eol - line > 5 && strncasecmp (line, "host:", 5) == 0)
+        {
+          const char *v = line + 5, *e = eol;
+          while (v < e && (*v == ' ' || *v == '\t'))
+            v++;
+          while (e > v && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+            e--;
+          const char *colon = memchr (v, ':', (size_t) (e - v));
+          if (colon && memchr (colon + 1, ':', (size_t) (e - colon - 1)) == NULL)
+            e = colon; /* host:port (a bracketed IPv6 literal is refused below) */
+          if (e == v || (size_t) (e - v) >= cap)
+            return false;
+          memcpy (host, v, (size_t) (e - v));
+          host[e - v] = '\0';
+          return true;
+        }
+      p = eol;
+    }
+  return false;
+}
+
+/* What the client sent first names its host: a TLS ClientHello's SNI, or
+ * an HTTP request head's Host field.  Returns 1 with the normalised name
+ * in host, 0 for "more bytes needed", -1 with a reason. */
+static int
+first_bytes_name (const uint8_t *buf, size_t len, char host[PR_REQHEAD_MAX_HOST + 1], const char **why)
+{
+  char raw[PR_REQHEAD_MAX_HOST + 1];
+  bool is_ip = false, is_v6 = false;
+  if (len > 0 && buf[0] == 0x16)
+    {
+      struct pr_tlshello h;
+      int r = pr_tlshello_parse (buf, len, &h, why);
+      if (r == PR_TLSHELLO_MORE)
+        return 0;
+      if (r != PR_TLSHELLO_OK)
+        return -1;
+      if (!h.has_sni || h.encrypted)
+        {
+          *why = "the TLS ClientHello names no server (or hides it)";
+          return -1;
+        }
+      snprintf (host, PR_REQHEAD_MAX_HOST + 1, "%s", h.sni);
+      return 1;
+    }
+  ssize_t end = pr_reqhead_find_end ((const char *) buf, len, PR_REQHEAD_MAX_BYTES);
+  if (end == 0)
+    return 0;
+  if (end < 0 || !http_host ((const char *) buf, (size_t) end, raw, sizeof raw))
+    {
+      *why = "neither a TLS ClientHello nor an HTTP request with a Host field";
+      return -1;
+    }
+  if (pr_reqhead_norm_host (raw, strlen (raw), host, &is_ip, &is_v6) < 0 || is_ip)
+    {
+      *why = "the Host field is not a host name";
+      return -1;
+    }
+  return 1;
+}
+
+static void decide_name (struct pr_conn *c, const char *host);
+
+static void
+first_event_cb (struct bufferevent *bev, short what, void *arg)
+{
+  struct pr_conn *c = arg;
+  if (what & BEV_EVENT_TIMEOUT)
+    pr_conn_deny (c, "%s: no TLS ClientHello or HTTP head within %d s", c->host, PR_EGRESS_HELLO_TIMEOUT_S);
+  else
+    pr_conn_free (c);
+}
+
+static void
+first_read_cb (struct bufferevent *bev, void *arg)
+{
+  struct pr_conn *c = arg;
+  struct evbuffer *in = bufferevent_get_input (bev);
+  size_t len = evbuffer_get_length (in);
+  const uint8_t *buf = evbuffer_pullup (in, (ssize_t) len);
+  char host[PR_REQHEAD_MAX_HOST + 1];
+  const char *why = NULL;
+
+  int r = first_bytes_name (buf, len, host, &why);
+  if (r == 0 && len < PR_TLSHELLO_MAX_INPUT)
+    return;
+  if (r <= 0)
+    {
+      pr_conn_deny (c, "%s: %s", c->host, why ? why : "no name in the first bytes");
+      return;
+    }
+  /* Sent on to the upstream before anything else (relay.c). */
+  c->fwd_head = xmalloc (len);
+  memcpy (c->fwd_head, buf, len);
+  c->fwd_len = len;
+  evbuffer_drain (in, len);
+  bufferevent_disable (bev, EV_READ);
+  bufferevent_set_timeouts (bev, NULL, NULL);
+  bufferevent_setcb (bev, NULL, NULL, first_event_cb, c);
+  decide_name (c, host);
+}
+
+/* Waits (bounded) for the first bytes of a connection to an address the
+ * resolver did not hand out. */
+static void
+wait_first_bytes (struct pr_conn *c)
+{
+  struct timeval tv = { PR_EGRESS_HELLO_TIMEOUT_S, 0 };
+  struct bufferevent *cli = c->s[CLI].bev;
+  bufferevent_setwatermark (cli, EV_READ, 0, PR_TLSHELLO_MAX_INPUT);
+  bufferevent_set_timeouts (cli, &tv, NULL);
+  bufferevent_setcb (cli, first_read_cb, NULL, first_event_cb, c);
+  bufferevent_enable (cli, EV_READ);
+}
+
 /* The destination the client dialled before the redirect. */
 static int
 original_dst (int fd, struct sockaddr_storage *ss)
@@ -205,7 +335,6 @@ pr_transparent_begin (struct pr_conn *c, int fd, enum pr_phase phase)
   struct pr_egress *eg = c->eg;
   struct sockaddr_storage ss;
   char text[INET6_ADDRSTRLEN] = "?";
-  const char *why = NULL;
 
   c->transparent = true;
   c->phase = phase;
@@ -231,13 +360,36 @@ pr_transparent_begin (struct pr_conn *c, int fd, enum pr_phase phase)
       inet_ntop (AF_INET6, &s6->sin6_addr, text, sizeof text);
     }
   pr_conn_set_target (c, "TCP", host ? host : text, port);
-  if (host == NULL)
+  /* Loopback is never redirected: an original destination there is a
+   * client that dialled the helper's port itself. */
+  if ((ss.ss_family == AF_INET && ntohl (((const struct sockaddr_in *) &ss)->sin_addr.s_addr) >> 24 == 127)
+      || (ss.ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK (&((const struct sockaddr_in6 *) &ss)->sin6_addr)))
     {
-      /* Not yet: the name from the TLS ClientHello or the HTTP Host field
-       * of a connection to an address the resolver did not hand out. */
-      pr_conn_deny (c, "%s is not an address the resolver handed out (connect by name)", text);
+      pr_conn_deny (c, "%s was dialled directly, not redirected", text);
       return;
     }
+  if (host == NULL)
+    {
+      /* An address the resolver did not hand out (an IP literal, a name
+       * resolved elsewhere): the name comes from the first bytes, and the
+       * helper connects to that name, never to the address. */
+      wait_first_bytes (c);
+      return;
+    }
+  decide_name (c, host);
+}
+
+/* Judges the connection to host (c->port, c->phase) and, allowed,
+ * resolves and connects. */
+static void
+decide_name (struct pr_conn *c, const char *host)
+{
+  struct pr_egress *eg = c->eg;
+  enum pr_phase phase = c->phase;
+  uint16_t port = c->port;
+  const char *why = NULL;
+
+  pr_conn_set_target (c, "TCP", host, port);
   if (!name_allowed (eg, phase, host, &why))
     {
       pr_conn_deny (c, "host %s is %s", host, why);
@@ -251,7 +403,7 @@ pr_transparent_begin (struct pr_conn *c, int fd, enum pr_phase phase)
                     pr_phase_name (phase));
       return;
     }
-  pr_conn_decide (c, true, "transparent");
+  pr_conn_decide (c, true, c->fwd_head ? "transparent, name from the first bytes" : "transparent");
   pr_egress_budget_check (eg, c->kind);
   pr_conn_resolve (c, host, port, true);
 }
