@@ -28,14 +28,14 @@ setup_file() {
 	ip netns exec "$TP_NS" python3 -m http.server --bind 0.0.0.0 --directory "$TP_DIR/www" 8080 \
 		>"$TP_DIR/origin.log" 2>&1 3>&- &
 	echo $! >"$TP_DIR/origin.pid"
-	# The same files over TLS on 8443, a certificate for the test names.
+	# The same files over TLS on 443, a certificate for the test names.
 	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=agent.test \
 		-addext "subjectAltName=DNS:agent.test,DNS:verifier.test,DNS:denied.test" \
 		-keyout "$TP_DIR/key.pem" -out "$TP_DIR/bin/cert.pem" 2>/dev/null || return 1
 	ip netns exec "$TP_NS" python3 -c '
 import http.server, ssl, sys, functools
 h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
-s = http.server.ThreadingHTTPServer(("0.0.0.0", 8443), h)
+s = http.server.ThreadingHTTPServer(("0.0.0.0", 443), h)
 c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); c.load_cert_chain(sys.argv[2], sys.argv[3])
 s.socket = c.wrap_socket(s.socket, server_side=True); s.serve_forever()
 ' "$TP_DIR/www" "$TP_DIR/bin/cert.pem" "$TP_DIR/key.pem" >"$TP_DIR/tls.log" 2>&1 3>&- &
@@ -86,7 +86,7 @@ teardown_file() {
 start_rollout() {
 	local t=${1:-true}
 	printf '{"version": 1, "network": {"transparent": %s},
-	  "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080, 8443]},
+	  "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]},
 	  "verifier": {"network_mode": "allowlist", "allowed_hosts": ["verifier.test"], "allowed_ports": [8080]}}\n' "$t" >"$TEST_DIR/p.json"
 	track_name "$NAME"
 	run pm run -d --name "$NAME" --annotation "run.proctor.rollout=@$TEST_DIR/p.json" \
@@ -279,28 +279,39 @@ for port in (3126, 3127):
 	[ "$status" -ne 0 ] || fail_with "$output"
 }
 
-@test "transparent: Node https.get and fetch over TLS through a stand-in address" {
+@test "transparent: Node https.get and fetch over TLS through a stand-in address; another name in the ClientHello is refused" {
 	need_image bookworm
 	start_rollout
 	local get='require("https").get(process.argv[1], r => { let b = ""; r.on("data", d => b += d); r.on("end", () => console.log(r.statusCode, b)); }).on("error", e => console.log("refused:", e.code))'
-	run pm exec -e NODE_EXTRA_CA_CERTS=/t/cert.pem "$NAME" env -u https_proxy -u HTTPS_PROXY node -e "$get" https://agent.test:8443/hello.txt
+	run pm exec -e NODE_EXTRA_CA_CERTS=/t/cert.pem "$NAME" env -u https_proxy -u HTTPS_PROXY node -e "$get" https://agent.test/hello.txt
 	[[ "$output" == "200 origin-says-hello"* ]] || fail_with "allowed: $output"
-	run pm exec -e NODE_EXTRA_CA_CERTS=/t/cert.pem "$NAME" node -e 'fetch(process.argv[1]).then(async r => console.log(r.status, await r.text())).catch(e => console.log("refused:", e.cause ? e.cause.code : e))' https://agent.test:8443/hello.txt
+	run pm exec -e NODE_EXTRA_CA_CERTS=/t/cert.pem "$NAME" node -e 'fetch(process.argv[1]).then(async r => console.log(r.status, await r.text())).catch(e => console.log("refused:", e.cause ? e.cause.code : e))' https://agent.test/hello.txt
 	[[ "$output" == "200 origin-says-hello"* ]] || fail_with "fetch: $output"
-	run pm exec -e NODE_EXTRA_CA_CERTS=/t/cert.pem "$NAME" node -e "$get" https://denied.test:8443/hello.txt
+	run pm exec -e NODE_EXTRA_CA_CERTS=/t/cert.pem "$NAME" node -e "$get" https://denied.test/hello.txt
 	[[ "$output" == refused:* ]] || fail_with "denied: $output"
 	logged agent.test TCP allow
+	# A ClientHello naming another host than the stand-in's: refused.
+	run pm exec "$NAME" python3 -c 'import socket, ssl
+c = ssl.create_default_context(cafile="/t/cert.pem")
+try:
+    s = c.wrap_socket(socket.create_connection(("agent.test", 443), timeout=10), server_hostname="denied.test")
+    print("handshake done")
+except (OSError, ssl.SSLError) as e: print("refused:", e)'
+	[[ "$output" == refused:* ]] || fail_with "fronted: $output"
+	run egress_log
+	jq -se 'any(.[]; .host == "agent.test" and .decision == "deny" and (.reason | test("names denied.test")))' <<<"$output" >/dev/null ||
+		fail_with "no deny for the fronted name: $output"
 }
 
 @test "transparent: to a bare address, the name comes from the TLS SNI or the HTTP Host, and the helper dials that name" {
 	need_image bookworm
 	start_rollout
 	# SNI agent.test to the origin's address: allowed, reached by name.
-	run in_agent curl -sS --noproxy '*' --max-time 10 --cacert /t/cert.pem --connect-to "agent.test:8443:$TP_PUB:8443" https://agent.test:8443/hello.txt
+	run in_agent curl -sS --noproxy '*' --max-time 10 --cacert /t/cert.pem --connect-to "agent.test:443:$TP_PUB:443" https://agent.test/hello.txt
 	assert_status 0
 	[ "$output" = origin-says-hello ] || fail_with "$output"
 	# SNI denied.test: refused.
-	run in_agent curl -sS --noproxy '*' --max-time 10 --cacert /t/cert.pem --connect-to "denied.test:8443:$TP_PUB:8443" https://denied.test:8443/hello.txt
+	run in_agent curl -sS --noproxy '*' --max-time 10 --cacert /t/cert.pem --connect-to "denied.test:443:$TP_PUB:443" https://denied.test/hello.txt
 	[ "$status" -ne 0 ] || fail_with "$output"
 	# HTTP Host: the same.
 	run in_agent curl -sS --noproxy '*' --max-time 10 -H 'Host: agent.test:8080' "http://$TP_PUB:8080/hello.txt"

@@ -303,6 +303,7 @@ struct pr_conn
   uint64_t bytes_up, bytes_down;
   bool decided, allow;
   bool transparent; /* redirected by the rules, not a proxy request (transparent.c) */
+  bool named;       /* transparent to a stand-in: c->host came from the resolver */
   char reason[256];
 };
 

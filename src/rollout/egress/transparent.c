@@ -294,6 +294,14 @@ first_read_cb (struct bufferevent *bev, void *arg)
       pr_conn_deny (c, "%s: %s", c->host, why ? why : "no name in the first bytes");
       return;
     }
+  /* To a stand-in on 80 or 443, the name the client sends must be the
+   * one it resolved: a CDN's address would otherwise carry any of its
+   * customers' names (the proxy's rule for CONNECT to 443). */
+  if (c->named && strcmp (host, c->host) != 0)
+    {
+      pr_conn_deny (c, "%s names %s in its first bytes", c->host, host);
+      return;
+    }
   /* Sent on to the upstream before anything else (relay.c). */
   c->fwd_head = xmalloc (len);
   memcpy (c->fwd_head, buf, len);
@@ -376,6 +384,12 @@ pr_transparent_begin (struct pr_conn *c, int fd, enum pr_phase phase)
       wait_first_bytes (c);
       return;
     }
+  c->named = true;
+  if (port == 80 || port == 443)
+    {
+      wait_first_bytes (c);
+      return;
+    }
   decide_name (c, host);
 }
 
@@ -403,7 +417,9 @@ decide_name (struct pr_conn *c, const char *host)
                     pr_phase_name (phase));
       return;
     }
-  pr_conn_decide (c, true, c->fwd_head ? "transparent, name from the first bytes" : "transparent");
+  pr_conn_decide (c, true,
+                  c->named ? (c->fwd_head ? "transparent, stand-in, name checked" : "transparent, stand-in")
+                           : "transparent, name from the first bytes");
   pr_egress_budget_check (eg, c->kind);
   pr_conn_resolve (c, host, port, true);
 }
