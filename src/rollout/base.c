@@ -470,12 +470,19 @@ add_one (char *const *lowers, const char *rootfs, const char *path, struct pr_ve
 
 /* Injection points outside the usual base paths that `image` also shows
  * as the image had them (SPEC section 2: a verifier's tools read them):
- * shell startup files, python's /etc config, tool config, pytest's
- * top-level config and conftest.  Home-relative ones are applied to /root
+ * shell startup files, python's /etc config, tool config, the
+ * alternatives links, openssl's and perl's /etc, pytest's top-level
+ * config and conftest.  Home-relative ones are applied to /root
  * and each /home/<user> of the image and of the live rootfs. */
 static const char *const fixed_points[] = {
   "/etc/profile", "/etc/profile.d", "/etc/bash.bashrc", "/etc/bash.bash_logout", "/etc/environment",
   "/etc/pip.conf", "/etc/wgetrc", "/etc/gitconfig", "/etc/npmrc", "/etc/curlrc",
+  /* Links in the base paths that point out of them: /usr/bin/which, awk,
+   * pager, cc, java... into /etc/alternatives; openssl's config
+   * (/usr/lib/ssl/openssl.cnf -> /etc/ssl) names provider modules to load;
+   * Debian's perl searches /etc/perl before /usr (an attacker's
+   * strict.pm there runs in every perl the verifier starts). */
+  "/etc/alternatives", "/etc/ssl", "/etc/perl",
   "/conftest.py", "/pytest.ini", "/tox.ini", "/setup.cfg", "/pyproject.toml", NULL,
 };
 static const char *const home_points[] = {
