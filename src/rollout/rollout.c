@@ -102,6 +102,34 @@ apply_user (int rootfd, const char *spec, struct pr_process *proc, pr_error **er
   return 0;
 }
 
+/* Under verifier.base "image", the verifier user's HOME as the image's
+ * /etc/passwd has it (the top layer that holds the file), not the live
+ * one: an agent that points root's home at a directory of its own (its
+ * ~/.local/lib/python3*, ~/.bashrc) would otherwise choose what the
+ * verifier's tools read.  uid, gid and groups stay the live passwd's (a
+ * task may add users; running the verifier as another uid gains an agent
+ * nothing).  The image lacking the user or the file leaves HOME as it is:
+ * that depends on the image only, never on the agent. */
+static void
+image_home (const struct pr_rollout *r, const char *spec, struct pr_process *p)
+{
+  _cleanup_strv_ char **lowers = NULL;
+  _cleanup_free_ char *upper = NULL;
+  pr_base_load (r->state_dirfd, &lowers, &upper);
+  for (size_t i = 0; lowers && lowers[i]; i++)
+    {
+      _cleanup_close_ int fd = open (lowers[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0 || faccessat (fd, "etc/passwd", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+        continue;
+      struct pr_identity id = { 0 };
+      _cleanup_error_ pr_error *e = NULL;
+      if (pr_identity_resolve (fd, spec, &id, &e) == 0 && id.home)
+        p->env = pr_env_set (p->env, "HOME", id.home);
+      pr_identity_free_contents (&id);
+      return;
+    }
+}
+
 /* ------------------------------------------------------------------ state */
 
 static int
@@ -360,6 +388,8 @@ pr_rollout_exec_prepare (const struct pr_rollout *r, struct pr_process *p, enum 
         return pr_error_set (err, errno, "open rootfs `%s`", r->rootfs);
       if (apply_user (rootfd, table->user, p, err) < 0)
         return pr_error_wrap (err, "rollout policy: %s.user", phase == PR_PHASE_VERIFIER ? "verifier" : "agent");
+      if (phase == PR_PHASE_VERIFIER && pol->base == PR_BASE_IMAGE)
+        image_home (r, table->user, p);
     }
   p->env = env_layer (p->env, &pol->environment);
   p->env = env_layer (p->env, table);

@@ -218,6 +218,33 @@ trick_image() {
 		fail_with "$TRICK_PATH not in the report: $(jq -c .tamper <<<"$output")"
 }
 
+# The agent moves root's home into its own directory and plants a .pth in
+# that home's user site-packages (python reads ~/.local/lib/python3.X).
+plant_home() {
+	agent "sed -i 's#:/root:#:/work:#' /etc/passwd && d=/work/.local/lib/\$(python3 -c 'import sys; print(\"python%d.%d\" % sys.version_info[:2])')/site-packages && mkdir -p \$d && echo 'import os; os.system(\"\"\"$PAYLOAD\"\"\")' > \$d/zz.pth"
+}
+
+@test "base rollout: root's home moved by the agent in /etc/passwd wins (the trick is real)" {
+	need_image bookworm
+	write_task rollout
+	start_task
+	plant_home
+	run_verifier
+	[ "$REWARD" = 1 ] || fail_with "the home trick did not win under base rollout (reward $REWARD)"
+}
+
+@test "base image: root's home moved by the agent in /etc/passwd gives reward 0 (HOME from the image's passwd)" {
+	need_image bookworm
+	write_task image
+	start_task
+	plant_home
+	run_verifier
+	[ "$REWARD" = 0 ] || fail_with "the home trick won under base image (reward $REWARD)"
+	[ -z "$LEAK" ] || fail_with "the verifier's environment leaked: $LEAK"
+	run pm exec -e PROCTOR_PHASE=verifier "$NAME" sh -c 'echo $HOME'
+	[ "$output" = /root ] || fail_with "verifier HOME: $output"
+}
+
 @test "base image: the verifier's writes to base paths stay in its private layer" {
 	need_image bookworm
 	write_task image
