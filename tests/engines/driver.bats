@@ -255,3 +255,29 @@ SH
 	[ "$hexes" = "$digest" ] || fail_with "64-hex strings in the job: $hexes (digest $digest)"
 	! grep -q -- "$digest" <<<"$output" || fail_with "the driver printed the digest: $output"
 }
+
+# cheat_task DIR: an unsolvable task whose "solution" trojans cat in
+# /usr/local/bin (ahead of /usr/bin on PATH) to print the expected answer.
+cheat_task() {
+	mkdir -p "$1/environment" "$1/tests" "$1/solution"
+	printf 'version = "1.0"\n[environment]\nallow_internet = false\n' >"$1/task.toml"
+	printf 'FROM localhost/proctor/bookworm\n' >"$1/environment/Dockerfile"
+	printf '#!/bin/bash\nif [ "$(cat /work/answer 2>/dev/null)" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n' >"$1/tests/test.sh"
+	printf '#!/bin/sh\nprintf "#!/bin/sh\\necho 42\\n" > /usr/local/bin/cat && chmod 755 /usr/local/bin/cat\n' >"$1/solution/solve.sh"
+}
+
+@test "--verifier-base image: a solution that trojans cat scores 0; under the default it scores 1 and the tamper report names it" {
+	need_image bookworm
+	cheat_task "$TEST_DIR/cheat"
+	drive "$TEST_DIR/rollout.json" "$TEST_DIR/cheat"
+	[ "$status" -eq 0 ] || fail_with "default: status $status: $output"
+	[ "$(reward_of "$TEST_DIR/rollout.json")" = 1 ] || fail_with "the trojan did not win under the default base: $output"
+	jq -e '.tamper.tampered and any(.tamper.changes[]; .path == "/usr/local/bin/cat")' "$TEST_DIR/rollout.json" >/dev/null ||
+		fail_with "$(jq -c .tamper "$TEST_DIR/rollout.json")"
+	drive "$TEST_DIR/image.json" --verifier-base image "$TEST_DIR/cheat"
+	[ "$status" -eq 0 ] || fail_with "image: status $status: $output"
+	jq -e '.policy.verifier.base == "image" and .tamper.base == "image"' "$TEST_DIR/image.json" >/dev/null ||
+		fail_with "$(jq -c '[.policy.verifier, .tamper]' "$TEST_DIR/image.json")"
+	[ "$(reward_of "$TEST_DIR/image.json")" = 0 ] || fail_with "the trojan won under --verifier-base image: $output"
+	[ -z "$(left_behind)" ] || fail_with "left behind: $(left_behind)"
+}
