@@ -40,6 +40,42 @@ static const struct
   { "throttleWriteIOPSDevice", "blkio.throttle.write_iops_device", "wiops" },
 };
 
+/* Writes every throttle*Device entry of blockIO object o: to the per-rule
+ * blkio.throttle.* file on v1 (a rate of 0 or below written as 0, which
+ * clears the rule) or as "MAJ:MIN KEY=RATE" to io.max on v2 (0 or below
+ * as KEY=max, no limit).  Returns 0, or -1 with err set when an entry is
+ * malformed (dev_entry, pr_res_get_int) or the write fails
+ * (pr_cgroup_write).  Source: Documentation/admin-guide/cgroup-v1/blkio-
+ * controller.rst and cgroup-v2.rst "io.max". */
+static int
+write_throttles (const char *dir, yajl_val o, bool v2, pr_error **err)
+{
+  for (size_t t = 0; t < PR_ARRAY_SIZE (throttles); t++)
+    {
+      yajl_val a = NULL;
+      int r = pr_res_get_array (o, throttles[t].key, "blockIO", &a, err);
+      if (r < 0)
+        return -1;
+      for (size_t i = 0; r && i < a->u.array.len; i++)
+        {
+          int64_t maj, min, rate = 0;
+          if (dev_entry (a->u.array.values[i], throttles[t].key, &maj, &min, err) < 0
+              || pr_res_get_int (a->u.array.values[i], "rate", throttles[t].key, &rate, err) < 0)
+            return -1;
+          char buf[96];
+          if (!v2)
+            snprintf (buf, sizeof buf, "%" PRId64 ":%" PRId64 " %" PRId64, maj, min, rate < 0 ? 0 : rate);
+          else if (rate <= 0)
+            snprintf (buf, sizeof buf, "%" PRId64 ":%" PRId64 " %s=max", maj, min, throttles[t].v2key);
+          else
+            snprintf (buf, sizeof buf, "%" PRId64 ":%" PRId64 " %s=%" PRId64, maj, min, throttles[t].v2key, rate);
+          if (pr_cgroup_write (dir, v2 ? "io.max" : throttles[t].v1file, buf, err) < 0)
+            return -1;
+        }
+    }
+  return 0;
+}
+
 static int
 blkio_v1 (const char *dir, yajl_val o, pr_error **err)
 {
@@ -96,23 +132,7 @@ blkio_v1 (const char *dir, yajl_val o, pr_error **err)
             return -1;
         }
     }
-  for (size_t t = 0; t < PR_ARRAY_SIZE (throttles); t++)
-    {
-      if ((r = pr_res_get_array (o, throttles[t].key, "blockIO", &a, err)) < 0)
-        return -1;
-      for (size_t i = 0; r && i < a->u.array.len; i++)
-        {
-          int64_t maj, min, rate = 0;
-          if (dev_entry (a->u.array.values[i], throttles[t].key, &maj, &min, err) < 0
-              || pr_res_get_int (a->u.array.values[i], "rate", throttles[t].key, &rate, err) < 0)
-            return -1;
-          char buf[64];
-          snprintf (buf, sizeof buf, "%" PRId64 ":%" PRId64 " %" PRId64, maj, min, rate < 0 ? 0 : rate);
-          if (pr_cgroup_write (dir, throttles[t].v1file, buf, err) < 0)
-            return -1;
-        }
-    }
-  return 0;
+  return write_throttles (dir, o, false, err);
 }
 
 static int
@@ -151,26 +171,7 @@ blkio_v2 (const char *dir, yajl_val o, pr_error **err)
       if (pr_cgroup_write (dir, bfq ? "io.bfq.weight" : "io.weight", buf, err) < 0)
         return -1;
     }
-  for (size_t t = 0; t < PR_ARRAY_SIZE (throttles); t++)
-    {
-      if ((r = pr_res_get_array (o, throttles[t].key, "blockIO", &a, err)) < 0)
-        return -1;
-      for (size_t i = 0; r && i < a->u.array.len; i++)
-        {
-          int64_t maj, min, rate = 0;
-          if (dev_entry (a->u.array.values[i], throttles[t].key, &maj, &min, err) < 0
-              || pr_res_get_int (a->u.array.values[i], "rate", throttles[t].key, &rate, err) < 0)
-            return -1;
-          char buf[96];
-          if (rate <= 0)
-            snprintf (buf, sizeof buf, "%" PRId64 ":%" PRId64 " %s=max", maj, min, throttles[t].v2key);
-          else
-            snprintf (buf, sizeof buf, "%" PRId64 ":%" PRId64 " %s=%" PRId64, maj, min, throttles[t].v2key, rate);
-          if (pr_cgroup_write (dir, "io.max", buf, err) < 0)
-            return -1;
-        }
-    }
-  return 0;
+  return write_throttles (dir, o, true, err);
 }
 
 int
