@@ -402,39 +402,122 @@ master_gone (ssize_t n)
   return n == 0 || (n < 0 && errno == EIO);
 }
 
+/* The relay's state between poll rounds: stdin bytes read but not yet
+ * written to the master (in[in_off..in_len)), and whether stdin is open. */
+struct relay
+{
+  int master;
+  pid_t forward_pid;
+  char in[8192];
+  size_t in_len, in_off;
+  bool stdin_open;
+};
+
+/* Blocks SIGWINCH (and the forwarded signals when forward_pid > 0) into a
+ * signalfd, stored in *sfd; the old mask is kept in *mask for the caller's
+ * cleanup.  Returns 0 or -1 with err set (sigprocmask, signalfd errno). */
+static int
+block_signals (pid_t forward_pid, struct saved_mask *mask, int *sfd, pr_error **err)
+{
+  static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+  sigset_t set;
+  sigemptyset (&set);
+  sigaddset (&set, SIGWINCH);
+  for (size_t i = 0; forward_pid > 0 && i < sizeof forwarded / sizeof forwarded[0]; i++)
+    sigaddset (&set, forwarded[i]);
+  if (sigprocmask (SIG_BLOCK, &set, &mask->old) < 0)
+    return pr_error_set (err, errno, "block SIGWINCH");
+  mask->set = true;
+  *sfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (*sfd < 0)
+    return pr_error_set (err, errno, "signalfd for SIGWINCH");
+  return 0;
+}
+
+/* Puts our stdin terminal (if it is one) in raw mode, its settings kept in
+ * *tty for the caller's cleanup.  Raw: keystrokes (^C, ^Z, arrows) go to
+ * the container's pty, whose own line discipline echoes and turns them
+ * into signals.  Returns 0 or -1 with err set (tcgetattr/tcsetattr). */
+static int
+stdin_raw (struct saved_tty *tty, pr_error **err)
+{
+  if (!isatty (STDIN_FILENO))
+    return 0;
+  struct termios raw;
+  if (tcgetattr (STDIN_FILENO, &tty->tio) < 0)
+    return pr_error_set (err, errno, "get terminal attributes of stdin");
+  raw = tty->tio;
+  cfmakeraw (&raw);
+  if (tcsetattr (STDIN_FILENO, TCSANOW, &raw) < 0)
+    return pr_error_set (err, errno, "set stdin terminal to raw mode");
+  tty->fd = STDIN_FILENO;
+  return 0;
+}
+
+static void
+on_signals (struct relay *r, int sfd)
+{
+  struct signalfd_siginfo si;
+  while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si)
+    if (si.ssi_signo != SIGWINCH && r->forward_pid > 0)
+      kill (r->forward_pid, (int) si.ssi_signo);
+  copy_winsize (r->master);
+}
+
+/* Master output to stdout.  Returns 1 when the container's side is gone,
+ * 0 to go on, -1 with err set. */
+static int
+on_master_readable (struct relay *r, pr_error **err)
+{
+  char out[8192];
+  ssize_t n = read (r->master, out, sizeof out);
+  if (n > 0)
+    return pr_write_all (STDOUT_FILENO, out, (size_t) n) < 0
+               ? pr_error_set (err, errno, "write console output to stdout")
+               : 0;
+  if (master_gone (n))
+    return 1;
+  if (errno != EAGAIN && errno != EINTR)
+    return pr_error_set (err, errno, "read from pty master");
+  return 0;
+}
+
+/* Pending stdin bytes to the master.  Returns as on_master_readable. */
+static int
+on_master_writable (struct relay *r, pr_error **err)
+{
+  ssize_t w = write (r->master, r->in + r->in_off, r->in_len - r->in_off);
+  if (w > 0)
+    r->in_off += (size_t) w;
+  else if (w < 0 && errno == EIO)
+    return 1;
+  else if (w < 0 && errno != EAGAIN && errno != EINTR)
+    return pr_error_set (err, errno, "write stdin to pty master");
+  return 0;
+}
+
+static void
+on_stdin (struct relay *r)
+{
+  ssize_t n = read (STDIN_FILENO, r->in, sizeof r->in);
+  if (n > 0)
+    {
+      r->in_len = (size_t) n;
+      r->in_off = 0;
+    }
+  else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+    r->stdin_open = false; /* keep relaying output until the container ends */
+}
+
 int
 pr_console_proxy (int master_fd, pid_t forward_pid, pr_error **err)
 {
   __attribute__ ((cleanup (restore_mask))) struct saved_mask mask = { .set = false };
   __attribute__ ((cleanup (restore_tty))) struct saved_tty tty = { .fd = -1 };
-  static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+  _cleanup_close_ int sfd = -1;
 
-  sigset_t winch;
-  sigemptyset (&winch);
-  sigaddset (&winch, SIGWINCH);
-  for (size_t i = 0; forward_pid > 0 && i < sizeof forwarded / sizeof forwarded[0]; i++)
-    sigaddset (&winch, forwarded[i]);
-  if (sigprocmask (SIG_BLOCK, &winch, &mask.old) < 0)
-    return pr_error_set (err, errno, "block SIGWINCH");
-  mask.set = true;
-  _cleanup_close_ int sfd = signalfd (-1, &winch, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sfd < 0)
-    return pr_error_set (err, errno, "signalfd for SIGWINCH");
-
-  if (isatty (STDIN_FILENO))
-    {
-      struct termios raw;
-      if (tcgetattr (STDIN_FILENO, &tty.tio) < 0)
-        return pr_error_set (err, errno, "get terminal attributes of stdin");
-      raw = tty.tio;
-      /* Raw: keystrokes (^C, ^Z, arrows) go to the container's pty, whose
-       * own line discipline echoes and turns them into signals. */
-      cfmakeraw (&raw);
-      if (tcsetattr (STDIN_FILENO, TCSANOW, &raw) < 0)
-        return pr_error_set (err, errno, "set stdin terminal to raw mode");
-      tty.fd = STDIN_FILENO;
-    }
-
+  if (block_signals (forward_pid, &mask, &sfd, err) < 0 || stdin_raw (&tty, err) < 0)
+    return -1;
   copy_winsize (master_fd);
 
   /* The master is nonblocking so input the container does not read can
@@ -443,16 +526,15 @@ pr_console_proxy (int master_fd, pid_t forward_pid, pr_error **err)
   if (fl < 0 || fcntl (master_fd, F_SETFL, fl | O_NONBLOCK) < 0)
     return pr_error_set (err, errno, "set pty master nonblocking");
 
-  char in[8192], out[8192];
-  size_t in_len = 0, in_off = 0;
-  bool stdin_open = true;
-
-  for (;;)
+  struct relay r = { .master = master_fd, .forward_pid = forward_pid, .stdin_open = true };
+  int done = 0; /* 1: the container's side is gone; -1: err is set */
+  while (done == 0)
     {
+      bool pending = r.in_len > r.in_off;
       struct pollfd p[3] = {
-        { .fd = master_fd, .events = POLLIN | (in_len > in_off ? POLLOUT : 0) },
+        { .fd = master_fd, .events = POLLIN | (pending ? POLLOUT : 0) },
         { .fd = sfd, .events = POLLIN },
-        { .fd = (stdin_open && in_len == in_off) ? STDIN_FILENO : -1, .events = POLLIN },
+        { .fd = (r.stdin_open && !pending) ? STDIN_FILENO : -1, .events = POLLIN },
       };
       if (poll (p, 3, -1) < 0)
         {
@@ -460,55 +542,16 @@ pr_console_proxy (int master_fd, pid_t forward_pid, pr_error **err)
             continue;
           return pr_error_set (err, errno, "poll on console");
         }
-
       if (p[1].revents & POLLIN)
-        {
-          struct signalfd_siginfo si;
-          while (read (sfd, &si, sizeof si) == (ssize_t) sizeof si)
-            if (si.ssi_signo != SIGWINCH && forward_pid > 0)
-              kill (forward_pid, (int) si.ssi_signo);
-          copy_winsize (master_fd);
-        }
-
+        on_signals (&r, sfd);
       if (p[0].revents & (POLLIN | POLLHUP | POLLERR))
-        {
-          ssize_t n = read (master_fd, out, sizeof out);
-          if (n > 0)
-            {
-              if (pr_write_all (STDOUT_FILENO, out, (size_t) n) < 0)
-                return pr_error_set (err, errno, "write console output to stdout");
-            }
-          else if (master_gone (n))
-            return 0;
-          else if (errno != EAGAIN && errno != EINTR)
-            return pr_error_set (err, errno, "read from pty master");
-        }
-
-      if ((p[0].revents & POLLOUT) && in_len > in_off)
-        {
-          ssize_t w = write (master_fd, in + in_off, in_len - in_off);
-          if (w > 0)
-            in_off += (size_t) w;
-          else if (w < 0 && errno != EAGAIN && errno != EINTR)
-            {
-              if (errno == EIO)
-                return 0;
-              return pr_error_set (err, errno, "write stdin to pty master");
-            }
-        }
-
-      if (p[2].revents & (POLLIN | POLLHUP | POLLERR))
-        {
-          ssize_t n = read (STDIN_FILENO, in, sizeof in);
-          if (n > 0)
-            {
-              in_len = (size_t) n;
-              in_off = 0;
-            }
-          else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-            stdin_open = false; /* keep relaying output until the container ends */
-        }
-      if (in_off == in_len)
-        in_off = in_len = 0;
+        done = on_master_readable (&r, err);
+      if (done == 0 && (p[0].revents & POLLOUT) && pending)
+        done = on_master_writable (&r, err);
+      if (done == 0 && (p[2].revents & (POLLIN | POLLHUP | POLLERR)))
+        on_stdin (&r);
+      if (r.in_off == r.in_len)
+        r.in_off = r.in_len = 0;
     }
+  return done < 0 ? -1 : 0;
 }

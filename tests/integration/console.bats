@@ -45,3 +45,33 @@ load helpers
 	[ "$status" -ne 0 ]
 	assert_no_leftovers "$CID"
 }
+
+# Foreground run and exec with a terminal and no --console-socket: the
+# runtime itself relays between its own terminal (script(1) gives it one)
+# and the container's pty (pr_console_proxy): input reaches the process,
+# its output comes back, the exit status is the process's, and our
+# terminal's settings are restored afterwards.
+@test "terminal: foreground run and exec relay the runtime's own terminal and return the exit status" {
+	command -v script >/dev/null || skip "script(1) is not installed"
+	setup_bundle busybox
+	cfg_set '.process.terminal = true'
+	cfg_args sh -c 'tty; read line; echo "got:$line"; exit 3'
+	printf 'hello-run\n' >"$TEST_DIR/input"
+	run timeout 30 script -qec "$PROCTOR --root $PROCTOR_ROOT run --bundle $BUNDLE $CID; echo run-status=\$?; echo after=\$(stty -a | grep -o -- '-\\?icanon')" /dev/null <"$TEST_DIR/input"
+	out=$(tr -d '\r' <<<"$output")
+	grep -Eqx '/dev/pts/[0-9]+' <<<"$out" || fail_with "$out"
+	grep -qx 'got:hello-run' <<<"$out" || fail_with "$out"
+	grep -qx 'run-status=3' <<<"$out" || fail_with "$out"
+	# canonical mode is back after the run (the proxy's raw mode undone)
+	grep -qx 'after=icanon' <<<"$out" || fail_with "terminal settings not restored: $out"
+
+	cfg_set '.process.terminal = false'
+	cfg_args sleep 1000
+	create_ctr "$CID" || fail_with "$(cat "$TEST_DIR/$CID.err")"
+	pr start "$CID"
+	printf 'hello-exec\n' >"$TEST_DIR/input"
+	run timeout 30 script -qec "$PROCTOR --root $PROCTOR_ROOT exec -t $CID sh -c 'read line; echo got:\$line; exit 4'; echo exec-status=\$?" /dev/null <"$TEST_DIR/input"
+	out=$(tr -d '\r' <<<"$output")
+	grep -qx 'got:hello-exec' <<<"$out" || fail_with "$out"
+	grep -qx 'exec-status=4' <<<"$out" || fail_with "$out"
+}
