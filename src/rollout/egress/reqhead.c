@@ -612,6 +612,105 @@ hexval (unsigned char c)
   return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
+/* The chunk-size line ended: data follows, or the trailer after the last
+ * (size 0) chunk. */
+static void
+size_line_done (struct pr_body_tracker *t)
+{
+  t->digits = 0;
+  t->state = t->remaining == 0 ? CH_TRAILER_START : CH_DATA;
+}
+
+/* One byte of a chunk-size line (RFC 9112 section 7.1: chunk-size
+ * [chunk-ext] CRLF; a bare LF is accepted, as on the request side).
+ * Returns 1 (consumed) or -1 (malformed). */
+static int
+size_line_byte (struct pr_body_tracker *t, unsigned char c)
+{
+  switch (t->state)
+    {
+    case CH_SIZE:
+      if (hexval (c) >= 0)
+        {
+          if (++t->digits > 15)
+            return -1;
+          t->remaining = t->remaining * 16 + hexval (c);
+        }
+      else if (t->digits == 0)
+        return -1;
+      else if (c == ';' || c == ' ' || c == '\t')
+        t->state = CH_EXT, t->line = 0;
+      else if (c == '\r')
+        t->state = CH_SIZE_LF;
+      else if (c == '\n')
+        size_line_done (t);
+      else
+        return -1;
+      return 1;
+    case CH_EXT:
+      if (++t->line > CH_MAX_LINE)
+        return -1;
+      if (c == '\r')
+        t->state = CH_SIZE_LF;
+      else if (c == '\n')
+        size_line_done (t);
+      return 1;
+    default: /* CH_SIZE_LF */
+      if (c != '\n')
+        return -1;
+      size_line_done (t);
+      return 1;
+    }
+}
+
+/* One byte after a chunk's data (its CRLF) or of the trailer section.
+ * Returns the bytes consumed (0 when the state changes without consuming
+ * c, 1 otherwise) or -1 (malformed, or a trailer over the head limit). */
+static int
+after_data_byte (struct pr_body_tracker *t, unsigned char c)
+{
+  switch (t->state)
+    {
+    case CH_DATA_CR:
+      if (c == '\r')
+        t->state = CH_DATA_LF;
+      else if (c == '\n')
+        t->state = CH_SIZE;
+      else
+        return -1;
+      return 1;
+    case CH_DATA_LF:
+      if (c != '\n')
+        return -1;
+      t->state = CH_SIZE;
+      return 1;
+    case CH_TRAILER_START:
+      if (c == '\r')
+        t->state = CH_END_LF;
+      else if (c == '\n')
+        t->done = true;
+      else
+        {
+          t->state = CH_TRAILER_LINE;
+          return 0;
+        }
+      return 1;
+    case CH_TRAILER_LINE:
+      if (++t->trailer > PR_REQHEAD_MAX_BYTES)
+        return -1;
+      if (c == '\n')
+        t->state = CH_TRAILER_START;
+      return 1;
+    case CH_END_LF:
+      if (c != '\n')
+        return -1;
+      t->done = true;
+      return 1;
+    default:
+      return -1;
+    }
+}
+
 ssize_t
 pr_body_feed (struct pr_body_tracker *t, const char *buf, size_t len)
 {
@@ -629,95 +728,23 @@ pr_body_feed (struct pr_body_tracker *t, const char *buf, size_t len)
 
   while (i < len && !t->done)
     {
-      unsigned char c = buf[i];
-      switch (t->state)
+      int used;
+      if (t->state == CH_DATA)
         {
-        case CH_SIZE:
-          if (hexval (c) >= 0)
-            {
-              if (++t->digits > 15)
-                return -1;
-              t->remaining = t->remaining * 16 + hexval (c);
-            }
-          else if (t->digits == 0)
-            return -1;
-          else if (c == ';' || c == ' ' || c == '\t')
-            t->state = CH_EXT, t->line = 0;
-          else if (c == '\r')
-            t->state = CH_SIZE_LF;
-          else if (c == '\n')
-            goto size_done;
-          else
-            return -1;
-          i++;
-          break;
-        case CH_EXT:
-          if (++t->line > CH_MAX_LINE)
-            return -1;
-          if (c == '\r')
-            t->state = CH_SIZE_LF;
-          else if (c == '\n')
-            goto size_done;
-          i++;
-          break;
-        case CH_SIZE_LF:
-          if (c != '\n')
-            return -1;
-        size_done:
-          i++;
-          t->digits = 0;
-          t->state = t->remaining == 0 ? CH_TRAILER_START : CH_DATA;
-          break;
-        case CH_DATA:
-          {
-            size_t n = len - i < t->remaining ? len - i : (size_t) t->remaining;
-            i += n;
-            t->remaining -= n;
-            if (t->remaining == 0)
-              t->state = CH_DATA_CR;
-            break;
-          }
-        case CH_DATA_CR:
-          if (c == '\r')
-            t->state = CH_DATA_LF;
-          else if (c == '\n')
-            t->state = CH_SIZE;
-          else
-            return -1;
-          i++;
-          break;
-        case CH_DATA_LF:
-          if (c != '\n')
-            return -1;
-          t->state = CH_SIZE;
-          i++;
-          break;
-        case CH_TRAILER_START:
-          if (c == '\r')
-            t->state = CH_END_LF;
-          else if (c == '\n')
-            t->done = true;
-          else
-            t->state = CH_TRAILER_LINE;
-          if (t->state != CH_TRAILER_LINE)
-            i++;
-          break;
-        case CH_TRAILER_LINE:
-          if (++t->trailer > PR_REQHEAD_MAX_BYTES)
-            return -1;
-          if (c == '\n')
-            t->state = CH_TRAILER_START;
-          i++;
-          break;
-        case CH_END_LF:
-          if (c != '\n')
-            return -1;
-          t->done = true;
-          i++;
-          break;
-        default:
-          return -1;
+          size_t n = len - i < t->remaining ? len - i : (size_t) t->remaining;
+          i += n;
+          t->remaining -= n;
+          if (t->remaining == 0)
+            t->state = CH_DATA_CR;
+          continue;
         }
+      if (t->state == CH_SIZE || t->state == CH_EXT || t->state == CH_SIZE_LF)
+        used = size_line_byte (t, (unsigned char) buf[i]);
+      else
+        used = after_data_byte (t, (unsigned char) buf[i]);
+      if (used < 0)
+        return -1;
+      i += (size_t) used;
     }
   return i;
 }
