@@ -320,6 +320,7 @@ SH
 	need_image busybox
 	toml_task "$t" $'version = "1.0"\nflavour = 1\n[environment]\nallow_internet = false\nstorage_mb = 4096\nskills_dir = "/skills"\ncolour = "red"\n[agent]\nshoe_size = 9\n[solution]\nenv = { SOLUTION_KEY = "from-solution-env" }'
 	printf '#!/bin/sh\necho "key=$SOLUTION_KEY"\n' >"$t/solution/solve.sh"
+	printf '#!/bin/sh\necho "verifier-key=${SOLUTION_KEY:-unset}"\necho 1 > /logs/verifier/reward.txt\n' >"$t/tests/test.sh"
 	drive "$TEST_DIR/w.json" "$t"
 	[ "$status" -eq 0 ] || fail_with "status $status: $output"
 	for w in "unknown top-level key 'flavour'" "\[environment\] storage_mb = 4096: not enforced" "\[environment\] skills_dir: ignored" \
@@ -327,8 +328,35 @@ SH
 		grep -q "warning: keys: $w" <<<"$output" || fail_with "no warning '$w': $output"
 	done
 	[ "$(jq '.warnings | length' "$TEST_DIR/w.json")" = 5 ] || fail_with "$(jq .warnings "$TEST_DIR/w.json")"
-	# [solution] env reaches the oracle (and only the oracle).
+	# [solution] env reaches the oracle, and not the verifier.
 	grep -q '| key=from-solution-env$' <<<"$output" || fail_with "solution env: $output"
+	grep -qx 'verifier-key=unset' "$(jq -r .job_dir "$TEST_DIR/w.json")/verifier/stdout.txt" ||
+		fail_with "the verifier saw the solution's env: $(cat "$(jq -r .job_dir "$TEST_DIR/w.json")/verifier/stdout.txt")"
+}
+
+@test "driver: artifacts: /logs/artifacts and the task's artifacts list are copied into the job; links and missing paths are reported, never followed" {
+	need_image busybox
+	local t=$TEST_DIR/art
+	toml_task "$t" $'version = "1.0"\nartifacts = ["/app/out.txt", { source = "/app/dir", destination = "keep/d" }, "/app/none"]\n[environment]\nallow_internet = false'
+	printf '#!/bin/sh\nmkdir -p /logs/artifacts/sub /app/dir\necho conv > /logs/artifacts/c.txt\necho deep > /logs/artifacts/sub/s.txt\necho out > /app/out.txt\necho d > /app/dir/f\nln -s /etc/hostname /logs/artifacts/link\nmkfifo /logs/artifacts/fifo\n' >"$t/solution/solve.sh"
+	drive "$TEST_DIR/art.json" "$t"
+	[ "$status" -eq 0 ] || fail_with "status $status: $output"
+	local a
+	a=$(jq -r .job_dir "$TEST_DIR/art.json")/artifacts
+	[ "$(cat "$a/c.txt")" = conv ] && [ "$(cat "$a/sub/s.txt")" = deep ] || fail_with "$(find "$a" -ls)"
+	[ "$(cat "$a/out.txt")" = out ] && [ "$(cat "$a/keep/d/f")" = d ] || fail_with "$(find "$a" -ls)"
+	# A link the agent planted would point at the host's /etc/hostname here.
+	[ ! -L "$a/link" ] && [ ! -e "$a/link" ] && [ ! -e "$a/fifo" ] || fail_with "$(find "$a" -ls)"
+	jq -e '.artifacts.missing == ["/app/none"] and .artifacts.removed == ["fifo", "link"]' "$TEST_DIR/art.json" >/dev/null ||
+		fail_with "$(jq .artifacts "$TEST_DIR/art.json")"
+	grep -q 'warning: artifact /app/none' <<<"$output" || fail_with "$output"
+	for bad in '"../up"' '"/abs"'; do
+		toml_task "$t" "version = \"1.0\"
+artifacts = [{ source = \"/app/x\", destination = $bad }]"
+		run "$DRIVER" --runtime "$PROCTOR" --jobs-dir "$TEST_DIR/jobs" "$t"
+		[ "$status" -eq 2 ] && grep -q 'artifacts\[0\]: destination must be a relative path' <<<"$output" ||
+			fail_with "$bad: $status: $output"
+	done
 }
 
 @test "driver: [environment] healthcheck runs in the setup phase until it passes; one that keeps failing fails the run" {
