@@ -31,7 +31,7 @@
 #include "../base/syscall.h"
 #include "../base/util.h"
 #include "../linux/safepath.h"
-#include "../rollout/identity.h"
+#include "../linux/identity.h"
 
 /* ---- connecting ---------------------------------------------------------- */
 

@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "identity.h"
+#include "../linux/identity.h"
 #include "phase.h"
 #include "policy.h"
 #include "../base/error.h"

@@ -1,5 +1,5 @@
 /* fuzz_identity.c - libFuzzer target for the image passwd/group reader
- * (src/rollout/identity.c: a rollout phase's `user` resolved against the
+ * (src/linux/identity.c: a rollout phase's `user` resolved against the
  * image's /etc/passwd and /etc/group, read through openat2 RESOLVE_IN_ROOT).
  * Input layout: "SPEC\0PASSWD\0GROUP" (missing parts are empty files).  The
  * files are written to a private rootfs on tmpfs each run, then
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "rollout/identity.h"
+#include "linux/identity.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

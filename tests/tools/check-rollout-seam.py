@@ -5,9 +5,8 @@ literals, every identifier naming the rollout (rollout, verifier, token,
 phase, pr_procs, pr_hidden, pr_policy, pr_network) must be a function
 or struct that src/rollout/lifecycle.h declares, or pr_rollout_free (the
 handle's free); a struct member (c->rollout, g->rollout_policy) may only
-appear on a line that calls one of those, as what is handed to it.  The only rollout headers
-included are lifecycle.h and identity.h (the passwd/group parser console.c
-uses for the tty group: no rollout rule).  Exit 1 and one line per hit
+appear on a line that calls one of those, as what is handed to it.  The only rollout header
+included is lifecycle.h.  Exit 1 and one line per hit
 (FILE:LINE: identifier) otherwise.  --root DIR checks a copy
 (tests/unit/test_rollout_seam.sh)."""
 import os
@@ -16,7 +15,7 @@ import sys
 
 WORDS = re.compile(r"rollout|verifier|token|phase|pr_procs|pr_hidden|pr_policy|pr_network", re.I)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"\.\./rollout/([^"]+)"')
-INCLUDES_OK = {"lifecycle.h", "identity.h"}
+INCLUDES_OK = {"lifecycle.h"}
 # Files that may still carry rollout branches (none: keep it so).
 PENDING = set()
 

@@ -1,4 +1,4 @@
-/* test_identity.c - unit tests for src/rollout/identity.c: user specs
+/* test_identity.c - unit tests for src/linux/identity.c: user specs
  * resolved against a temporary rootfs's /etc/passwd and /etc/group (names,
  * numeric ids, supplementary groups, unknown users and groups, malformed
  * lines), symlinked files that point out of the rootfs (which must resolve
@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "../../src/base/util.h"
-#include "../../src/rollout/identity.h"
+#include "../../src/linux/identity.h"
 
 static const char passwd[] = "# a comment line\n"
                              "root:x:0:0:root:/root:/bin/sh\n"

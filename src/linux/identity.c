@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "../base/util.h"
-#include "../linux/safepath.h"
+#include "safepath.h"
 
 /* Real passwd/group files are kilobytes; the cap bounds what a hostile
  * image can make the runtime allocate. */

@@ -1,4 +1,5 @@
-/* identity.h - resolving a rollout phase's `user` against the image's own
+/* identity.h - resolving a user spec (a rollout phase's `user`, the tty
+ * group of a console) against the image's own
  * /etc/passwd and /etc/group, read by the runtime through a rootfs fd with
  * openat2(RESOLVE_IN_ROOT) (never by tools from the image, which may be
  * missing, old, or hostile).  Source: SPEC section 2 "user"; passwd(5),
