@@ -530,7 +530,13 @@ pr_network_stop (int state_dirfd)
 bool
 pr_network_transparent (const struct pr_policy *p)
 {
-  return p->transparent && pr_policy_net_mode (p, PR_PHASE_AGENT) != PR_NET_NONE;
+  return p->transparent != PR_TRANSPARENT_OFF && pr_policy_net_mode (p, PR_PHASE_AGENT) != PR_NET_NONE;
+}
+
+int
+pr_network_check (const struct pr_policy *p, pr_error **err)
+{
+  return pr_network_transparent (p) ? pr_transparent_available (err) : 0;
 }
 
 const char *

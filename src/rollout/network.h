@@ -44,8 +44,15 @@
 int pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir,
                       const char *cgroup_path, pr_error **err);
 
-/* Whether the policy turns transparent egress on (network.transparent and
- * an agent phase that is not no-network). */
+/* At create, before anything is made for the rollout: whether the host
+ * has what the policy's network needs, libnftables when transparent
+ * egress is on (pr_network_transparent).  0 when nothing is needed.
+ * Errors: those of pr_transparent_available (transparent.h). */
+int pr_network_check (const struct pr_policy *p, pr_error **err);
+
+/* Whether the policy turns transparent egress on: an agent phase that is
+ * not no-network and no "network": {"transparent": false} (on by
+ * default, docs/rollout.md "Transparent egress"). */
 bool pr_network_transparent (const struct pr_policy *p);
 
 /* The exec --cgroup spec ("unified:proctor-verifier") that puts a

@@ -91,20 +91,38 @@ struct nft_api
   int (*run_cmd_from_buffer) (void *ctx, const char *buf);
 };
 
+/* The one line every failure to load libnftables says: what is missing,
+ * where it comes from, and the policy's off switch. */
+#define NFT_MISSING                                                                                       \
+  "transparent egress needs libnftables.so.1 (Debian/Ubuntu package libnftables1), which %s (%s); "       \
+  "install it, or turn transparent egress off with \"network\": {\"transparent\": false} in the policy"
+
 static int
 load_nft (void **lib, struct nft_api *api, pr_error **err)
 {
-  *lib = dlopen ("libnftables.so.1", RTLD_NOW | RTLD_LOCAL);
+  const char *soname = "libnftables.so.1";
+  *lib = dlopen (soname, RTLD_NOW | RTLD_LOCAL);
   if (*lib == NULL)
-    return pr_error_set (err, ENOENT, "transparent egress: libnftables.so.1 is not installed (%s)", dlerror ());
+    return pr_error_set (err, ENOENT, NFT_MISSING, "cannot be loaded", dlerror ());
   api->ctx_new = (void *(*) (unsigned int)) dlsym (*lib, "nft_ctx_new");
   api->ctx_free = (void (*) (void *)) dlsym (*lib, "nft_ctx_free");
   api->buffer_error = (int (*) (void *)) dlsym (*lib, "nft_ctx_buffer_error");
   api->get_error_buffer = (const char *(*) (void *)) dlsym (*lib, "nft_ctx_get_error_buffer");
   api->run_cmd_from_buffer = (int (*) (void *, const char *)) dlsym (*lib, "nft_run_cmd_from_buffer");
   if (!api->ctx_new || !api->ctx_free || !api->buffer_error || !api->get_error_buffer || !api->run_cmd_from_buffer)
-    return pr_error_set (err, ENOENT, "transparent egress: libnftables.so.1 lacks the nft_ctx API");
+    return pr_error_set (err, ENOENT, NFT_MISSING, "lacks the nft_ctx API", soname);
   return 0;
+}
+
+int
+pr_transparent_available (pr_error **err)
+{
+  void *lib = NULL;
+  struct nft_api api = { 0 };
+  int r = load_nft (&lib, &api, err);
+  if (lib)
+    dlclose (lib);
+  return r;
 }
 
 static int

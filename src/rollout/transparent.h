@@ -37,6 +37,19 @@ struct pr_transparent_vcg
  * (nft resolves the path there), mkdir errno (EEXIST is fine). */
 int pr_transparent_verifier_cgroup (const char *cgroup_path, struct pr_transparent_vcg *out, pr_error **err);
 
+/* Whether libnftables(3) can be loaded (dlopen of libnftables.so.1 and
+ * the calls pr_transparent_setup_netns uses): checked by create before it
+ * makes anything for transparent egress, so a host without it fails with
+ * one line and nothing to undo.  Errors: ENOENT with one line naming
+ * libnftables.so.1, its package (libnftables1) and the policy's off
+ * switch ("network": {"transparent": false}). */
+int pr_transparent_available (pr_error **err);
+
+/* Writes pid into the verifier cgroup's cgroup.procs (cgroup2 hierarchy
+ * only) under cgroup_path.  Errors: ENOENT without cgroup2, open/write
+ * errno naming the file. */
+int pr_transparent_enter_verifier_cgroup (const char *cgroup_path, pid_t pid, pr_error **err);
+
 /* In the calling process's network namespace (the container's, entered
  * with setns by the caller): adds the local default routes through lo
  * (netlink.h pr_netlink_local_default_route; IPv6 skipped when the
@@ -45,14 +58,9 @@ int pr_transparent_verifier_cgroup (const char *cgroup_path, struct pr_transpare
  * it).  With vcg->nft_path, sockets created in that cgroup (the
  * verifier's sessions) are led to 127.0.0.1:5354 and :3126 instead, and
  * 3126, 3127 and 5354 take only redirected traffic, so an agent that
- * dials them directly is refused.  Errors: the route's errno; ENOENT "libnftables.so.1 is not
- * installed"; EINVAL with nft's own message when the rules do not load
- * (a kernel without nf_tables or nf_nat). */
-/* Writes pid into the verifier cgroup's cgroup.procs (cgroup2 hierarchy
- * only) under cgroup_path.  Errors: ENOENT without cgroup2, open/write
- * errno naming the file. */
-int pr_transparent_enter_verifier_cgroup (const char *cgroup_path, pid_t pid, pr_error **err);
-
+ * dials them directly is refused.  Errors: the route's errno; ENOENT as
+ * pr_transparent_available; EINVAL with nft's own message when the rules
+ * do not load (a kernel without nf_tables or nf_nat). */
 int pr_transparent_setup_netns (const struct pr_transparent_vcg *vcg, pr_error **err);
 
 #endif

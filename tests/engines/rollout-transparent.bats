@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# Transparent egress (policy key network.transparent; docs/rollout.md
-# "Transparent egress") through podman: real clients that ignore the proxy
+# Transparent egress (on by default, policy key network.transparent turns
+# it off; docs/rollout.md "Transparent egress") through podman: real clients that ignore the proxy
 # variables (Node, Java, Go, git, curl --noproxy, python sockets, getent)
 # reach an allowed test host through the helper's resolver and redirect,
 # and are refused a denied one, each decision in the log.  The test
@@ -82,12 +82,14 @@ teardown_file() {
 }
 
 # start_rollout [TRANSPARENT]: the agent may reach agent.test:8080 only,
-# the verifier verifier.test:8080 only.
+# the verifier verifier.test:8080 only; network.transparent as given, or
+# not in the policy at all (the default, on) without an argument.
 start_rollout() {
-	local t=${1:-true}
-	printf '{"version": 1, "network": {"transparent": %s},
+	local net=
+	[ -n "${1:-}" ] && net="\"network\": {\"transparent\": $1},"
+	printf '{"version": 1, %s
 	  "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]},
-	  "verifier": {"network_mode": "allowlist", "allowed_hosts": ["verifier.test"], "allowed_ports": [8080]}}\n' "$t" >"$TEST_DIR/p.json"
+	  "verifier": {"network_mode": "allowlist", "allowed_hosts": ["verifier.test"], "allowed_ports": [8080]}}\n' "$net" >"$TEST_DIR/p.json"
 	track_name "$NAME"
 	run pm run -d --name "$NAME" --annotation "run.proctor.rollout=@$TEST_DIR/p.json" \
 		-v /usr:/usr:ro -v /etc/java-17-openjdk:/etc/java-17-openjdk:ro -v "$TP_DIR/bin:/t:ro" localhost/proctor/bookworm sleep 1000
@@ -241,6 +243,71 @@ except OSError as e: print("refused:", e.strerror)'
 	[ "$output" = "$(printf '1\n1')" ] || fail_with "$output"
 	run in_agent getent hosts agent.test
 	[ "$status" -ne 0 ] || fail_with "$output"
+}
+
+@test "transparent: on by default; an explicit true is the same; the saved policy keeps which was written" {
+	need_image bookworm
+	start_rollout
+	run pm exec "$NAME" sh -c 'cat /proc/net/route | wc -l'
+	[ "$output" = 2 ] || fail_with "routes: $output"
+	run in_agent curl -sS --noproxy '*' --max-time 10 http://agent.test:8080/hello.txt
+	[ "$output" = origin-says-hello ] || fail_with "$output"
+	logged agent.test TCP allow
+	run "$PROCTOR" --root /run/proctor rollout status "$CID"
+	assert_status 0
+	jq -e '.policy | has("network") | not' <<<"$output" >/dev/null || fail_with "default written out: $output"
+	local cid1=$CID
+	NAME=${NAME}-t start_rollout true
+	run in_agent curl -sS --noproxy '*' --max-time 10 http://agent.test:8080/hello.txt
+	[ "$output" = origin-says-hello ] || fail_with "$output"
+	run "$PROCTOR" --root /run/proctor rollout status "$CID"
+	jq -e '.policy.network.transparent == true' <<<"$output" >/dev/null || fail_with "$output"
+}
+
+# The runtime under a private mount namespace in which libnftables.so.1 is
+# an empty file (so dlopen fails as on a host without libnftables1): the
+# binary has no hook for this, the library really cannot be loaded.
+nft_missing_runtime() {
+	local lib
+	lib=$(readlink -f "$(ldconfig -p | awk '$1 == "libnftables.so.1" { print $NF; exit }')")
+	[ -f "$lib" ] || fail_with "libnftables.so.1 not found on this host"
+	printf '#!/bin/sh\nexec unshare -m sh -c '"'"'mount --bind /dev/null %s && exec "$0" "$@"'"'"' %s "$@"\n' \
+		"$lib" "$PROCTOR" >"$TEST_DIR/rt"
+	chmod 0755 "$TEST_DIR/rt"
+}
+
+@test "transparent: without libnftables create fails with one line naming libnftables1 and the off switch, and leaves nothing" {
+	need_image bookworm
+	nft_missing_runtime
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"]},
+	  "verifier": {"network_mode": "public"}}\n' >"$TEST_DIR/p.json"
+	track_name "$NAME"
+	run timeout -k 5 "$ENGINE_TIMEOUT" podman --runtime "$TEST_DIR/rt" create --name "$NAME" \
+		--annotation "run.proctor.rollout=@$TEST_DIR/p.json" localhost/proctor/bookworm sleep 1000
+	assert_status 0
+	CID=$(podman inspect -f '{{.Id}}' "$NAME")
+	local before netns
+	before=$(pgrep -x proctor-egress | sort)
+	netns=$(lsns -n -t net -o NS | sort)
+	run timeout -k 5 "$ENGINE_TIMEOUT" podman --runtime "$TEST_DIR/rt" start "$NAME"
+	[ "$status" -ne 0 ] || fail_with "started: $output"
+	[[ "$output" == *'transparent egress needs libnftables.so.1 (Debian/Ubuntu package libnftables1), which cannot be loaded ('*'); install it, or turn transparent egress off with "network": {"transparent": false} in the policy'* ]] ||
+		fail_with "$output"
+	[ "$(grep -c libnftables <<<"$output")" = 1 ] || fail_with "not one line: $output"
+	[ ! -e "/run/proctor/$CID" ] || fail_with "state dir left"
+	! ls -d /sys/fs/cgroup/*/libpod_parent/libpod-"$CID"* /sys/fs/cgroup/*/libpod_parent/libpod-"$CID"*-verifier 2>/dev/null | grep -q . ||
+		fail_with "cgroup left"
+	[ "$(pgrep -x proctor-egress | sort)" = "$before" ] || fail_with "a helper was started"
+	[ "$(lsns -n -t net -o NS | sort)" = "$netns" ] || fail_with "a network namespace was left"
+	[ "$(podman inspect -f '{{.State.Pid}}' "$NAME")" = 0 ] || fail_with "a container process is left"
+	# The off switch: the same runtime, the same host, starts it.
+	printf '{"version": 1, "network": {"transparent": false}, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"]},
+	  "verifier": {"network_mode": "public"}}\n' >"$TEST_DIR/p.json"
+	local name2=${NAME}-off
+	track_name "$name2"
+	run timeout -k 5 "$ENGINE_TIMEOUT" podman --runtime "$TEST_DIR/rt" run -d --name "$name2" \
+		--annotation "run.proctor.rollout=@$TEST_DIR/p.json" localhost/proctor/bookworm sleep 1000
+	assert_status 0
 }
 
 @test "transparent: the verifier reaches its own allowed host that the agent is refused, each by its own policy" {
