@@ -289,9 +289,8 @@ nft_missing_runtime() {
 		--annotation "run.proctor.rollout=@$TEST_DIR/p.json" localhost/proctor/bookworm sleep 1000
 	assert_status 0
 	CID=$(podman inspect -f '{{.Id}}' "$NAME")
-	local before netns
+	local before
 	before=$(pgrep -x proctor-egress | sort)
-	netns=$(lsns -n -t net -o NS | sort)
 	run timeout -k 5 "$ENGINE_TIMEOUT" podman --runtime "$TEST_DIR/rt" start "$NAME"
 	[ "$status" -ne 0 ] || fail_with "started: $output"
 	[[ "$output" == *'transparent egress needs libnftables.so.1 (Debian/Ubuntu package libnftables1), which cannot be loaded ('*'); install it, or turn transparent egress off with "network": {"transparent": false} in the policy'* ]] ||
@@ -301,7 +300,13 @@ nft_missing_runtime() {
 	! ls -d /sys/fs/cgroup/*/libpod_parent/libpod-"$CID"* /sys/fs/cgroup/*/libpod_parent/libpod-"$CID"*-verifier 2>/dev/null | grep -q . ||
 		fail_with "cgroup left"
 	[ "$(pgrep -x proctor-egress | sort)" = "$before" ] || fail_with "a helper was started"
-	[ "$(lsns -n -t net -o NS | sort)" = "$netns" ] || fail_with "a network namespace was left"
+	# No process of the container's (its init, which would hold the
+	# rollout's network namespace, or a helper) is left in any cgroup
+	# named after it.
+	local p
+	for p in /proc/[0-9]*; do
+		! grep -qF "$CID" "$p/cgroup" 2>/dev/null || fail_with "process ${p#/proc/} is left: $(tr '\0' ' ' <"$p/cmdline")"
+	done
 	[ "$(podman inspect -f '{{.State.Pid}}' "$NAME")" = 0 ] || fail_with "a container process is left"
 	# The off switch: the same runtime, the same host, starts it.
 	printf '{"version": 1, "network": {"transparent": false}, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"]},
