@@ -459,9 +459,9 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
   char *sub[] = { (char *) c->o->cgroup, NULL }; /* exec --cgroup (crun, runc) */
   /* The plan may place the process in a cgroup of its own. */
   int placed = c->st->cgroup_path ? pr_rollout_exec_enter_cgroup (&c->plan, c->st->cgroup_path, j, err) : 0;
-  /* A verifier session under transparent egress also joins the verifier
-   * cgroup in the cgroup2 hierarchy, by whose sockets the rules pick the
-   * verifier's resolver and policy. */
+  /* A verifier or setup session under transparent egress also joins its
+   * phase's cgroup in the cgroup2 hierarchy, by whose sockets the rules
+   * pick the phase's resolver and policy. */
   if (placed >= 0 && c->st->cgroup_path && pr_rollout_exec_transparent_cgroup (&c->plan, c->st->cgroup_path, j, err) < 0)
     placed = -1;
   if (placed < 0)

@@ -121,10 +121,10 @@ int
 pr_rollout_exec_transparent_cgroup (const struct pr_rollout_exec_plan *plan, const char *cgroup_path, pid_t pid,
                                     pr_error **err)
 {
-  if (plan->rollout == NULL || plan->phase != PR_PHASE_VERIFIER
-      || pr_network_verifier_cgroup_spec (plan->rollout->policy) == NULL)
+  const char *name = plan->rollout ? pr_network_transparent_cgroup (plan->rollout->policy, plan->phase) : NULL;
+  if (name == NULL)
     return 0;
-  return pr_transparent_enter_verifier_cgroup (cgroup_path, pid, err);
+  return pr_transparent_enter_phase_cgroup (cgroup_path, name, pid, err);
 }
 
 void

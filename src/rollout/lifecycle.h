@@ -151,12 +151,12 @@ bool pr_rollout_exec_needs_pidns (const struct pr_rollout_exec_plan *plan);
  * must be live at the helper first. */
 bool pr_rollout_exec_holds_start (const struct pr_rollout_exec_plan *plan);
 
-/* A verifier session under transparent egress: moves pid into the
- * verifier cgroup (transparent.h) in the cgroup2 hierarchy only, after
- * pr_rollout_exec_enter_cgroup placed it everywhere (on a hybrid host the
- * cgroup2 hierarchy carries no controller, so its budget stays).  Returns
- * 0 (nothing to do or done).  Errors: those of
- * pr_transparent_enter_verifier_cgroup. */
+/* A verifier or setup session under transparent egress: moves pid into
+ * its phase's cgroup (pr_network_transparent_cgroup, transparent.h) in
+ * the cgroup2 hierarchy only, after pr_rollout_exec_enter_cgroup placed
+ * it everywhere (on a hybrid host the cgroup2 hierarchy carries no
+ * controller, so its budget stays).  Returns 0 (nothing to do or done).
+ * Errors: those of pr_transparent_enter_phase_cgroup. */
 int pr_rollout_exec_transparent_cgroup (const struct pr_rollout_exec_plan *plan, const char *cgroup_path, pid_t pid,
                                         pr_error **err);
 

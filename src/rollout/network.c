@@ -92,6 +92,8 @@ struct listeners
   int transparent[2]; /* transparent mode: TCP 127.0.0.1:3127, [::1]:3127 */
   int vdns;           /* the verifier's: UDP 127.0.0.1:5354 */
   int vtransparent[2]; /* the verifier's: TCP 127.0.0.1:3126, [::1]:3126 */
+  int sdns;           /* the setup's: UDP 127.0.0.1:5355 */
+  int stransparent[2]; /* the setup's: TCP 127.0.0.1:3125, [::1]:3125 */
   struct pr_egress_peer_listener *peers;
   size_t n_peers;
 };
@@ -103,7 +105,8 @@ listeners_close (struct listeners *l)
     close (l->agent);
   if (l->phase >= 0)
     close (l->phase);
-  int *fds[] = { &l->dns, &l->transparent[0], &l->transparent[1], &l->vdns, &l->vtransparent[0], &l->vtransparent[1] };
+  int *fds[] = { &l->dns,  &l->transparent[0],  &l->transparent[1],  &l->vdns,
+                 &l->vtransparent[0], &l->vtransparent[1], &l->sdns, &l->stransparent[0], &l->stransparent[1] };
   for (size_t i = 0; i < PR_ARRAY_SIZE (fds); i++)
     if (*fds[i] >= 0)
       close (*fds[i]);
@@ -166,27 +169,39 @@ listen_tcp6_loopback (uint16_t port, int *fd_out, pr_error **err)
   return 0;
 }
 
-/* Transparent mode (network.transparent, agent not no-network): the
- * routes and rules, then the resolver and the redirect target. */
+/* One phase's resolver and redirect target: dns (udp) and tcp on
+ * 127.0.0.1, tcp on [::1] too. */
 static int
-make_transparent (const struct pr_transparent_vcg *vcg, struct listeners *l, pr_error **err)
+make_side (uint16_t dns, uint16_t tcp, int *dns_fd, int tcp_fd[2], pr_error **err)
 {
-  if (pr_transparent_setup_netns (vcg, err) < 0 || bind_dns (PR_TRANSPARENT_DNS_PORT, &l->dns, err) < 0
-      || listen_tcp ("127.0.0.1", PR_TRANSPARENT_PORT, &l->transparent[0], err) < 0
-      || listen_tcp6_loopback (PR_TRANSPARENT_PORT, &l->transparent[1], err) < 0)
+  if (bind_dns (dns, dns_fd, err) < 0 || listen_tcp ("127.0.0.1", tcp, &tcp_fd[0], err) < 0)
     return -1;
-  if (vcg->nft_path == NULL)
-    return 0;
-  if (bind_dns (PR_TRANSPARENT_VERIFIER_DNS_PORT, &l->vdns, err) < 0
-      || listen_tcp ("127.0.0.1", PR_TRANSPARENT_VERIFIER_PORT, &l->vtransparent[0], err) < 0)
+  return listen_tcp6_loopback (tcp, &tcp_fd[1], err);
+}
+
+/* Transparent mode (on by default, agent not no-network): the routes
+ * and rules, then the resolvers and the redirect targets of the agent and
+ * of each phase the rules tell apart by its cgroup. */
+static int
+make_transparent (const struct pr_transparent_cgroups *cg, struct listeners *l, pr_error **err)
+{
+  if (pr_transparent_setup_netns (cg, err) < 0
+      || make_side (PR_TRANSPARENT_DNS_PORT, PR_TRANSPARENT_PORT, &l->dns, l->transparent, err) < 0)
     return -1;
-  return listen_tcp6_loopback (PR_TRANSPARENT_VERIFIER_PORT, &l->vtransparent[1], err);
+  if (cg->verifier.nft_path
+      && make_side (PR_TRANSPARENT_VERIFIER_DNS_PORT, PR_TRANSPARENT_VERIFIER_PORT, &l->vdns, l->vtransparent, err) < 0)
+    return -1;
+  if (cg->setup.nft_path
+      && make_side (PR_TRANSPARENT_SETUP_DNS_PORT, PR_TRANSPARENT_SETUP_PORT, &l->sdns, l->stransparent, err) < 0)
+    return -1;
+  return 0;
 }
 
 static int
-make_listeners (const struct pr_policy *p, const struct pr_transparent_vcg *vcg, struct listeners *l, pr_error **err)
+make_listeners (const struct pr_policy *p, const struct pr_transparent_cgroups *cg, struct listeners *l,
+                pr_error **err)
 {
-  if (pr_network_transparent (p) && make_transparent (vcg, l, err) < 0)
+  if (pr_network_transparent (p) && make_transparent (cg, l, err) < 0)
     return -1;
   if (pr_policy_net_mode (p, PR_PHASE_AGENT) != PR_NET_NONE
       && listen_tcp ("127.0.0.1", PR_AGENT_PROXY_PORT, &l->agent, err) < 0)
@@ -211,7 +226,7 @@ make_listeners (const struct pr_policy *p, const struct pr_transparent_vcg *vcg,
 /* A socket keeps the namespace it was created in: enter the container's
  * network namespace just long enough to create the listeners. */
 static int
-listeners_in_netns (const struct pr_policy *p, const struct pr_transparent_vcg *vcg, pid_t pid, struct listeners *l,
+listeners_in_netns (const struct pr_policy *p, const struct pr_transparent_cgroups *cg, pid_t pid, struct listeners *l,
                     pr_error **err)
 {
   _cleanup_free_ char *path = xasprintf ("/proc/%d/ns/net", pid);
@@ -221,7 +236,7 @@ listeners_in_netns (const struct pr_policy *p, const struct pr_transparent_vcg *
     return pr_error_set (err, errno, "open network namespace of %d", pid);
   if (setns (target, CLONE_NEWNET) < 0)
     return pr_error_set (err, errno, "enter the container's network namespace");
-  int r = make_listeners (p, vcg, l, err);
+  int r = make_listeners (p, cg, l, err);
   if (setns (self, CLONE_NEWNET) < 0)
     {
       pr_error_set (err, errno, "return to the runtime's network namespace");
@@ -341,6 +356,8 @@ run_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int contr
     .transparent_fd = { l->transparent[0], l->transparent[1] },
     .verifier_dns_fd = l->vdns,
     .verifier_transparent_fd = { l->vtransparent[0], l->vtransparent[1] },
+    .setup_dns_fd = l->sdns,
+    .setup_transparent_fd = { l->stransparent[0], l->stransparent[1] },
     .log_path = log,
     .totals_path = totals,
     .container_pidfd = pr_sys_pidfd_open (pid, 0),
@@ -405,9 +422,15 @@ int
 pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir,
                   const char *cgroup_path, pr_error **err)
 {
-  struct listeners l
-      = { .agent = -1, .phase = -1, .dns = -1, .transparent = { -1, -1 }, .vdns = -1, .vtransparent = { -1, -1 } };
-  struct pr_transparent_vcg vcg = { 0 };
+  struct listeners l = { .agent = -1,
+                         .phase = -1,
+                         .dns = -1,
+                         .transparent = { -1, -1 },
+                         .vdns = -1,
+                         .vtransparent = { -1, -1 },
+                         .sdns = -1,
+                         .stransparent = { -1, -1 } };
+  struct pr_transparent_cgroups cg = { { 0 } };
   struct dns_files dns;
   struct pr_reachable reachable = { 0 };
   struct helper_args args = { .dns = &dns, .reachable = &reachable, .ready_fd = -1 };
@@ -422,12 +445,15 @@ pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const c
   _cleanup_free_ char *reach_text = pr_reachable_format (&reachable);
   if (pr_write_file_at (state_dirfd, PR_EGRESS_REACHABLE, reach_text, strlen (reach_text), 0600, err) < 0)
     goto out;
-  /* The verifier's own way out: only when it has one and the container
-   * has a cgroup to hang the verifier cgroup from. */
-  if (pr_network_transparent (p) && pr_policy_net_mode (p, PR_PHASE_VERIFIER) != PR_NET_NONE && cgroup_path
-      && pr_transparent_verifier_cgroup (cgroup_path, &vcg, err) < 0)
+  /* The verifier's and the setup's own ways out: only for a phase that
+   * has one, when the container has a cgroup to hang its cgroup from. */
+  const char *vname = pr_network_transparent_cgroup (p, PR_PHASE_VERIFIER);
+  const char *sname = pr_network_transparent_cgroup (p, PR_PHASE_SETUP);
+  if (cgroup_path && vname && pr_transparent_phase_cgroup (cgroup_path, vname, &cg.verifier, err) < 0)
     goto out;
-  if (listeners_in_netns (p, &vcg, pid, &l, err) < 0 || listen_unix (state_dirfd, state_dir, &control, err) < 0)
+  if (cgroup_path && sname && pr_transparent_phase_cgroup (cgroup_path, sname, &cg.setup, err) < 0)
+    goto out;
+  if (listeners_in_netns (p, &cg, pid, &l, err) < 0 || listen_unix (state_dirfd, state_dir, &control, err) < 0)
     goto out;
   int pfd[2], rfd[2];
   if (pipe2 (pfd, O_CLOEXEC) < 0)
@@ -498,7 +524,8 @@ pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const c
   ret = wait_ready (ready_r, err);
 out:
   listeners_close (&l);
-  free (vcg.nft_path);
+  free (cg.verifier.nft_path);
+  free (cg.setup.nft_path);
   pr_reachable_free (&reachable);
   return ret;
 }
@@ -530,15 +557,21 @@ pr_network_stop (int state_dirfd)
 bool
 pr_network_transparent (const struct pr_policy *p)
 {
-  return p->transparent && pr_policy_net_mode (p, PR_PHASE_AGENT) != PR_NET_NONE;
+  return p->transparent != PR_TRANSPARENT_OFF && pr_policy_net_mode (p, PR_PHASE_AGENT) != PR_NET_NONE;
+}
+
+int
+pr_network_check (const struct pr_policy *p, pr_error **err)
+{
+  return pr_network_transparent (p) ? pr_transparent_available (err) : 0;
 }
 
 const char *
-pr_network_verifier_cgroup_spec (const struct pr_policy *p)
+pr_network_transparent_cgroup (const struct pr_policy *p, enum pr_phase phase)
 {
-  if (!pr_network_transparent (p) || pr_policy_net_mode (p, PR_PHASE_VERIFIER) == PR_NET_NONE)
+  if (phase == PR_PHASE_AGENT || !pr_network_transparent (p) || pr_policy_net_mode (p, phase) == PR_NET_NONE)
     return NULL;
-  return "unified:" PR_TRANSPARENT_VERIFIER_CGROUP;
+  return phase == PR_PHASE_SETUP ? PR_TRANSPARENT_SETUP_CGROUP : PR_TRANSPARENT_VERIFIER_CGROUP;
 }
 
 /* ---------------------------------------------------------- environment */

@@ -44,15 +44,24 @@
 int pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir,
                       const char *cgroup_path, pr_error **err);
 
-/* Whether the policy turns transparent egress on (network.transparent and
- * an agent phase that is not no-network). */
+/* At create, before anything is made for the rollout: whether the host
+ * has what the policy's network needs, libnftables when transparent
+ * egress is on (pr_network_transparent).  0 when nothing is needed.
+ * Errors: those of pr_transparent_available (transparent.h). */
+int pr_network_check (const struct pr_policy *p, pr_error **err);
+
+/* Whether the policy turns transparent egress on: an agent phase that is
+ * not no-network and no "network": {"transparent": false} (on by
+ * default, docs/rollout.md "Transparent egress"). */
 bool pr_network_transparent (const struct pr_policy *p);
 
-/* The exec --cgroup spec ("unified:proctor-verifier") that puts a
- * verifier session into the verifier cgroup, whose sockets transparent
- * egress judges by the verifier's policy; NULL when transparent mode is
- * off or the verifier has no way out. */
-const char *pr_network_verifier_cgroup_spec (const struct pr_policy *p);
+/* The cgroup (a child of the container's in the cgroup2 hierarchy,
+ * transparent.h) that a session of phase joins so that transparent egress
+ * judges its sockets by phase's policy: PR_TRANSPARENT_VERIFIER_CGROUP or
+ * PR_TRANSPARENT_SETUP_CGROUP; NULL for the agent, when transparent mode
+ * is off, or when phase has no way out (it is then judged as the agent,
+ * as with the agent's proxy on 3128 that it can dial too). */
+const char *pr_network_transparent_cgroup (const struct pr_policy *p, enum pr_phase phase);
 
 /* Stops the helper (SIGTERM, then SIGKILL after 2 s) if egress.pid names a
  * live process.  Never fails. */

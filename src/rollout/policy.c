@@ -157,7 +157,7 @@ first_line (char *s)
 }
 
 /* "network": {"transparent": BOOL}: transparent egress (docs/rollout.md
- * "Transparent egress"), off unless true. */
+ * "Transparent egress"), on unless false; whether it was given is kept. */
 static int
 parse_network (yajl_val v, struct pr_policy *p, pr_error **err)
 {
@@ -171,7 +171,7 @@ parse_network (yajl_val v, struct pr_policy *p, pr_error **err)
     return 0;
   if (!YAJL_IS_TRUE (t) && !YAJL_IS_FALSE (t))
     return pr_policy_type_err (err, "network.transparent", "true or false", t);
-  p->transparent = YAJL_IS_TRUE (t);
+  p->transparent = YAJL_IS_TRUE (t) ? PR_TRANSPARENT_ON : PR_TRANSPARENT_OFF;
   return 0;
 }
 
@@ -564,13 +564,14 @@ pr_policy_gen (yajl_gen g, const struct pr_policy *p)
       gstr (g, "phase_secret_sha256");
       gstr (g, hex);
     }
-  /* Only when on, so a policy without it reads as before. */
-  if (p->transparent)
+  /* Only when given, so the default reads back as the default (and a
+   * policy without it as before). */
+  if (p->transparent != PR_TRANSPARENT_DEFAULT)
     {
       gstr (g, "network");
       yajl_gen_map_open (g);
       gstr (g, "transparent");
-      yajl_gen_bool (g, 1);
+      yajl_gen_bool (g, p->transparent == PR_TRANSPARENT_ON);
       yajl_gen_map_close (g);
     }
   yajl_gen_map_close (g);

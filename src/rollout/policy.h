@@ -49,6 +49,16 @@ enum pr_verifier_base
   PR_BASE_IMAGE,       /* "image": the base paths as the image had them at create */
 };
 
+/* network.transparent (docs/rollout.md "Transparent egress"): on unless
+ * the policy turns it off.  The default and an explicit true mean the same;
+ * they are kept apart so the saved policy reads back as it was written. */
+enum pr_transparent
+{
+  PR_TRANSPARENT_DEFAULT = 0, /* not given: on */
+  PR_TRANSPARENT_ON,          /* "transparent": true */
+  PR_TRANSPARENT_OFF,         /* "transparent": false */
+};
+
 /* verifier.base_paths when the policy gives none. */
 extern const char *const pr_policy_default_base_paths[];
 
@@ -104,7 +114,7 @@ struct pr_policy
   enum pr_verifier_base base;        /* verifier.base */
   char **base_paths;                 /* verifier.base_paths, NULL-terminated, normalised;
                                       * NULL = pr_policy_default_base_paths */
-  bool transparent;                  /* network.transparent (default false) */
+  enum pr_transparent transparent;   /* network.transparent (default: on) */
 };
 
 /* Parses and validates a policy document (len bytes).  Errors (errnum 0,

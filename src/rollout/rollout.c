@@ -244,6 +244,10 @@ pr_rollout_create (const char *source, struct pr_config *cfg, const char *rootfs
     return pr_error_set (err, errno, "open rootfs `%s`", rootfs);
   if (pr_policy_load (source, &policy, err) < 0)
     return -1;
+  /* First: a host that lacks what the policy's network needs fails here,
+   * with nothing made yet. */
+  if (pr_network_check (policy, err) < 0)
+    return -1;
   if (policy->verifier.user)
     {
       struct pr_identity id = { 0 };

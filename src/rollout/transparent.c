@@ -16,28 +16,35 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+/* The nat rules that lead sockets created in cgroup g to the resolver
+ * on dns and the listener on tcp ("" when g has no path). */
+static char *
+phase_rules (const struct pr_transparent_vcg *g, int dns, int tcp)
+{
+  if (g->nft_path == NULL)
+    return xstrdup ("");
+  _cleanup_free_ char *m = xasprintf ("socket cgroupv2 level %u \"%s\"", g->level, g->nft_path);
+  return xasprintf ("  %s udp dport 53 redirect to :%d\n"
+                    "  %s meta l4proto tcp ip daddr != 127.0.0.0/8 redirect to :%d\n"
+                    "  %s meta l4proto tcp ip6 daddr != ::1 redirect to :%d\n",
+                    m, dns, m, tcp, m, tcp);
+}
+
 /* Replies (the helper's packets back to the redirected client) pass;
  * the helper's own ports take only what the rules redirected (a direct
  * connect to the verifier's would otherwise be judged as the verifier);
  * anything else that would leave loopback after the redirect (UDP other
- * than DNS, ICMP, a protocol of its own) is refused. */
+ * than DNS, ICMP, a protocol of its own) is refused.  The phases' rules
+ * come first: nft takes the first redirect that matches. */
 static char *
-ruleset (const struct pr_transparent_vcg *vcg)
+ruleset (const struct pr_transparent_cgroups *cg)
 {
-  _cleanup_free_ char *v = NULL;
-  if (vcg && vcg->nft_path)
-    {
-      _cleanup_free_ char *m = xasprintf ("socket cgroupv2 level %u \"%s\"", vcg->level, vcg->nft_path);
-      v = xasprintf ("  %s udp dport 53 redirect to :%d\n"
-                     "  %s meta l4proto tcp ip daddr != 127.0.0.0/8 redirect to :%d\n"
-                     "  %s meta l4proto tcp ip6 daddr != ::1 redirect to :%d\n",
-                     m, PR_TRANSPARENT_VERIFIER_DNS_PORT, m, PR_TRANSPARENT_VERIFIER_PORT, m,
-                     PR_TRANSPARENT_VERIFIER_PORT);
-    }
+  _cleanup_free_ char *v = phase_rules (&cg->verifier, PR_TRANSPARENT_VERIFIER_DNS_PORT, PR_TRANSPARENT_VERIFIER_PORT);
+  _cleanup_free_ char *st = phase_rules (&cg->setup, PR_TRANSPARENT_SETUP_DNS_PORT, PR_TRANSPARENT_SETUP_PORT);
   return xasprintf ("table inet proctor {\n"
                     " chain nat_out {\n"
                     "  type nat hook output priority -100; policy accept;\n"
-                    "%s"
+                    "%s%s"
                     "  udp dport 53 redirect to :53\n"
                     "  tcp dport 53 redirect to :53\n"
                     "  meta l4proto tcp ip daddr != 127.0.0.0/8 redirect to :%d\n"
@@ -46,30 +53,36 @@ ruleset (const struct pr_transparent_vcg *vcg)
                     " chain filter_out {\n"
                     "  type filter hook output priority 0; policy accept;\n"
                     "  ct direction reply accept\n"
-                    "  tcp dport { %d, %d } ct status & dnat == 0 reject\n"
-                    "  udp dport %d ct status & dnat == 0 reject\n"
+                    "  tcp dport { %d, %d, %d } ct status & dnat == 0 reject\n"
+                    "  udp dport { %d, %d } ct status & dnat == 0 reject\n"
                     "  ip daddr != 127.0.0.0/8 reject\n"
                     "  ip6 daddr != ::1 reject\n"
                     " }\n"
                     "}\n",
-                    v ? v : "", PR_TRANSPARENT_PORT, PR_TRANSPARENT_PORT, PR_TRANSPARENT_VERIFIER_PORT,
-                    PR_TRANSPARENT_PORT, PR_TRANSPARENT_VERIFIER_DNS_PORT);
+                    v, st, PR_TRANSPARENT_PORT, PR_TRANSPARENT_PORT, PR_TRANSPARENT_SETUP_PORT,
+                    PR_TRANSPARENT_VERIFIER_PORT, PR_TRANSPARENT_PORT, PR_TRANSPARENT_VERIFIER_DNS_PORT,
+                    PR_TRANSPARENT_SETUP_DNS_PORT);
 }
 
+/* The off switch, for every message about what transparent egress lacks. */
+#define OFF_SWITCH "(or turn transparent egress off: \"network\": {\"transparent\": false})"
+
 int
-pr_transparent_verifier_cgroup (const char *cgroup_path, struct pr_transparent_vcg *out, pr_error **err)
+pr_transparent_phase_cgroup (const char *cgroup_path, const char *name, struct pr_transparent_vcg *out,
+                             pr_error **err)
 {
   static const char root[] = "/sys/fs/cgroup/";
   _cleanup_free_ char *dir = NULL;
   out->nft_path = NULL;
   out->level = 0;
-  _cleanup_free_ char *sub = xasprintf ("%s/%s", cgroup_path, PR_TRANSPARENT_VERIFIER_CGROUP);
+  _cleanup_free_ char *sub = xasprintf ("%s/%s", cgroup_path, name);
   if (pr_cgroup_unified_dir (sub, &dir, err) < 0)
-    return pr_error_wrap (err, "transparent egress: the verifier cgroup");
+    return pr_error_wrap (err, "transparent egress: the cgroup %s " OFF_SWITCH, name);
   if (strncmp (dir, root, sizeof root - 1) != 0)
-    return pr_error_set (err, ENOTSUP, "transparent egress: cgroup2 is not mounted under /sys/fs/cgroup (%s)", dir);
+    return pr_error_set (err, ENOTSUP, "transparent egress: cgroup2 is not mounted under /sys/fs/cgroup (%s) " OFF_SWITCH,
+                         dir);
   if (mkdir (dir, 0755) < 0 && errno != EEXIST)
-    return pr_error_set (err, errno, "transparent egress: mkdir %s", dir);
+    return pr_error_set (err, errno, "transparent egress: mkdir %s " OFF_SWITCH, dir);
   /* The depth below the cgroup2 root: the components of the cgroup path
    * (a hybrid host's "unified/" prefix is the mount, not a level). */
   for (const char *c = sub; *c; c++)
@@ -91,28 +104,46 @@ struct nft_api
   int (*run_cmd_from_buffer) (void *ctx, const char *buf);
 };
 
+/* The one line every failure to load libnftables says: what is missing,
+ * where it comes from, and the policy's off switch. */
+#define NFT_MISSING                                                                                       \
+  "transparent egress needs libnftables.so.1 (Debian/Ubuntu package libnftables1), which %s (%s); "       \
+  "install it, or turn transparent egress off with \"network\": {\"transparent\": false} in the policy"
+
 static int
 load_nft (void **lib, struct nft_api *api, pr_error **err)
 {
-  *lib = dlopen ("libnftables.so.1", RTLD_NOW | RTLD_LOCAL);
+  const char *soname = "libnftables.so.1";
+  *lib = dlopen (soname, RTLD_NOW | RTLD_LOCAL);
   if (*lib == NULL)
-    return pr_error_set (err, ENOENT, "transparent egress: libnftables.so.1 is not installed (%s)", dlerror ());
+    return pr_error_set (err, ENOENT, NFT_MISSING, "cannot be loaded", dlerror ());
   api->ctx_new = (void *(*) (unsigned int)) dlsym (*lib, "nft_ctx_new");
   api->ctx_free = (void (*) (void *)) dlsym (*lib, "nft_ctx_free");
   api->buffer_error = (int (*) (void *)) dlsym (*lib, "nft_ctx_buffer_error");
   api->get_error_buffer = (const char *(*) (void *)) dlsym (*lib, "nft_ctx_get_error_buffer");
   api->run_cmd_from_buffer = (int (*) (void *, const char *)) dlsym (*lib, "nft_run_cmd_from_buffer");
   if (!api->ctx_new || !api->ctx_free || !api->buffer_error || !api->get_error_buffer || !api->run_cmd_from_buffer)
-    return pr_error_set (err, ENOENT, "transparent egress: libnftables.so.1 lacks the nft_ctx API");
+    return pr_error_set (err, ENOENT, NFT_MISSING, "lacks the nft_ctx API", soname);
   return 0;
 }
 
-static int
-load_rules (const struct pr_transparent_vcg *vcg, pr_error **err)
+int
+pr_transparent_available (pr_error **err)
 {
   void *lib = NULL;
   struct nft_api api = { 0 };
-  _cleanup_free_ char *rules = ruleset (vcg);
+  int r = load_nft (&lib, &api, err);
+  if (lib)
+    dlclose (lib);
+  return r;
+}
+
+static int
+load_rules (const struct pr_transparent_cgroups *cg, pr_error **err)
+{
+  void *lib = NULL;
+  struct nft_api api = { 0 };
+  _cleanup_free_ char *rules = ruleset (cg);
   int ret = -1;
 
   if (load_nft (&lib, &api, err) < 0)
@@ -140,12 +171,12 @@ out:
 }
 
 int
-pr_transparent_enter_verifier_cgroup (const char *cgroup_path, pid_t pid, pr_error **err)
+pr_transparent_enter_phase_cgroup (const char *cgroup_path, const char *name, pid_t pid, pr_error **err)
 {
   _cleanup_free_ char *dir = NULL;
-  _cleanup_free_ char *sub = xasprintf ("%s/%s", cgroup_path, PR_TRANSPARENT_VERIFIER_CGROUP);
+  _cleanup_free_ char *sub = xasprintf ("%s/%s", cgroup_path, name);
   if (pr_cgroup_unified_dir (sub, &dir, err) < 0)
-    return pr_error_wrap (err, "transparent egress: the verifier cgroup");
+    return pr_error_wrap (err, "transparent egress: the cgroup %s", name);
   _cleanup_free_ char *procs = xasprintf ("%s/cgroup.procs", dir);
   char text[16];
   int n = snprintf (text, sizeof text, "%d", pid);
@@ -161,7 +192,7 @@ pr_transparent_enter_verifier_cgroup (const char *cgroup_path, pid_t pid, pr_err
 }
 
 int
-pr_transparent_setup_netns (const struct pr_transparent_vcg *vcg, pr_error **err)
+pr_transparent_setup_netns (const struct pr_transparent_cgroups *cg, pr_error **err)
 {
   if (pr_netlink_local_default_route (AF_INET, err) < 0)
     return -1;
@@ -178,5 +209,5 @@ pr_transparent_setup_netns (const struct pr_transparent_vcg *vcg, pr_error **err
         }
       pr_error_free (&e6);
     }
-  return load_rules (vcg, err);
+  return load_rules (cg, err);
 }

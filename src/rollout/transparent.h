@@ -15,44 +15,67 @@
 
 #define PR_TRANSPARENT_PORT 3127
 #define PR_TRANSPARENT_DNS_PORT 53
-/* The verifier's: reached only through the rules' redirect of sockets
- * created in the verifier cgroup (see pr_transparent_verifier_cgroup). */
+/* The verifier's and the setup's: reached only through the rules'
+ * redirect of sockets created in their cgroup (pr_transparent_phase_cgroup). */
 #define PR_TRANSPARENT_VERIFIER_PORT 3126
 #define PR_TRANSPARENT_VERIFIER_DNS_PORT 5354
-/* The verifier cgroup, a child of the container's in the cgroup2
- * hierarchy only: exec puts verifier sessions there, nobody else can. */
+#define PR_TRANSPARENT_SETUP_PORT 3125
+#define PR_TRANSPARENT_SETUP_DNS_PORT 5355
+/* The phases' cgroups, children of the container's in the cgroup2
+ * hierarchy only: exec puts verifier (setup) sessions there, nobody else
+ * can. */
 #define PR_TRANSPARENT_VERIFIER_CGROUP "proctor-verifier"
+#define PR_TRANSPARENT_SETUP_CGROUP "proctor-setup"
 
-/* Where the rules find the verifier cgroup: nft's path (relative to
+/* Where the rules find a phase's cgroup: nft's path (relative to
  * /sys/fs/cgroup) and its depth in the cgroup2 hierarchy. */
 struct pr_transparent_vcg
 {
-  char *nft_path; /* NULL: no verifier separation */
+  char *nft_path; /* NULL: no separation for that phase */
   unsigned level;
 };
 
-/* Creates the verifier cgroup under cgroup_path (the container's) in the
+/* The phases the rules tell apart from the agent by their cgroup. */
+struct pr_transparent_cgroups
+{
+  struct pr_transparent_vcg verifier;
+  struct pr_transparent_vcg setup;
+};
+
+/* Creates the cgroup name (PR_TRANSPARENT_VERIFIER_CGROUP or
+ * PR_TRANSPARENT_SETUP_CGROUP) under cgroup_path (the container's) in the
  * cgroup2 hierarchy and fills *out.  Errors: ENOENT when there is no
  * cgroup2 hierarchy, ENOTSUP when it is not mounted under /sys/fs/cgroup
- * (nft resolves the path there), mkdir errno (EEXIST is fine). */
-int pr_transparent_verifier_cgroup (const char *cgroup_path, struct pr_transparent_vcg *out, pr_error **err);
+ * (nft resolves the path there), mkdir errno (EEXIST is fine); each names
+ * the policy's off switch. */
+int pr_transparent_phase_cgroup (const char *cgroup_path, const char *name, struct pr_transparent_vcg *out,
+                                 pr_error **err);
+
+/* Whether libnftables(3) can be loaded (dlopen of libnftables.so.1 and
+ * the calls pr_transparent_setup_netns uses): checked by create before it
+ * makes anything for transparent egress, so a host without it fails with
+ * one line and nothing to undo.  Errors: ENOENT with one line naming
+ * libnftables.so.1, its package (libnftables1) and the policy's off
+ * switch ("network": {"transparent": false}). */
+int pr_transparent_available (pr_error **err);
+
+/* Writes pid into the cgroup.procs of the phase cgroup name (as for
+ * pr_transparent_phase_cgroup; cgroup2 hierarchy only) under cgroup_path.
+ * Errors: ENOENT without cgroup2, open/write errno naming the file. */
+int pr_transparent_enter_phase_cgroup (const char *cgroup_path, const char *name, pid_t pid, pr_error **err);
 
 /* In the calling process's network namespace (the container's, entered
  * with setns by the caller): adds the local default routes through lo
  * (netlink.h pr_netlink_local_default_route; IPv6 skipped when the
  * namespace has no IPv6) and loads the table "inet proctor" with
  * libnftables (dlopen'd, so a create without transparent mode never loads
- * it).  With vcg->nft_path, sockets created in that cgroup (the
- * verifier's sessions) are led to 127.0.0.1:5354 and :3126 instead, and
- * 3126, 3127 and 5354 take only redirected traffic, so an agent that
- * dials them directly is refused.  Errors: the route's errno; ENOENT "libnftables.so.1 is not
- * installed"; EINVAL with nft's own message when the rules do not load
- * (a kernel without nf_tables or nf_nat). */
-/* Writes pid into the verifier cgroup's cgroup.procs (cgroup2 hierarchy
- * only) under cgroup_path.  Errors: ENOENT without cgroup2, open/write
- * errno naming the file. */
-int pr_transparent_enter_verifier_cgroup (const char *cgroup_path, pid_t pid, pr_error **err);
-
-int pr_transparent_setup_netns (const struct pr_transparent_vcg *vcg, pr_error **err);
+ * it).  With cg->verifier.nft_path, sockets created in that cgroup (the
+ * verifier's sessions) are led to 127.0.0.1:5354 and :3126 instead; with
+ * cg->setup.nft_path, the setup's to :5355 and :3125; the helper's ports
+ * other than 53 take only redirected traffic, so an agent that dials them
+ * directly is refused.  Errors: the route's errno; ENOENT as
+ * pr_transparent_available; EINVAL with nft's own message when the rules
+ * do not load (a kernel without nf_tables or nf_nat). */
+int pr_transparent_setup_netns (const struct pr_transparent_cgroups *cg, pr_error **err);
 
 #endif

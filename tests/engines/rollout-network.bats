@@ -88,9 +88,9 @@ start_rollout() {
 
 egress_log() { "$PROCTOR" --root /run/proctor rollout log "$CID"; }
 
-@test "network: fresh namespace with only lo; proxy variables for the agent; no route to a test host" {
+@test "network: fresh namespace with only lo; proxy variables for the agent; transparent off: no route to a test host" {
 	need_image bookworm
-	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]}}\n' >"$TEST_DIR/p.json"
+	printf '{"version": 1, "network": {"transparent": false}, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]}}\n' >"$TEST_DIR/p.json"
 	start_rollout "$TEST_DIR/p.json"
 	run pm exec "$NAME" sh -c 'ls /sys/class/net; cat /proc/net/route | wc -l; env | grep -i _proxy= | sort'
 	assert_status 0
@@ -103,6 +103,41 @@ egress_log() { "$PROCTOR" --root /run/proctor rollout log "$CID"; }
 	# host, see setup_file) has no route.
 	run pm exec "$NAME" perl -MIO::Socket::INET -e 'IO::Socket::INET->new(PeerAddr => "$ARGV[0]:8080", Timeout => 3) ? print "connected\n" : print "refused: $!\n"' "$RN_PUB"
 	[[ "$output" == "refused: "*"unreachable"* ]] || fail_with "$output"
+}
+
+# DIRECT_GET, run as `perl -e "$DIRECT_GET" ADDR:PORT HOST`: connects to
+# ADDR:PORT itself (no proxy), sends a GET with Host: HOST and prints
+# "answer: FIRST LINE", "closed, no answer" or "connect failed: ERR".
+DIRECT_GET='use IO::Socket::INET; my ($to, $host) = @ARGV;
+my $s = IO::Socket::INET->new(PeerAddr => $to, Timeout => 10) or do { print "connect failed: $!\n"; exit 0 };
+print $s "GET /hello.txt HTTP/1.0\r\nHost: $host\r\n\r\n"; my $l = <$s>;
+if (defined $l) { $l =~ s/\r?\n//; print "answer: $l\n" } else { print "closed, no answer\n" }'
+
+@test "network: by default (transparent) the same namespace has the helper's route; a direct connection to a denied host is refused by the helper and logged" {
+	need_image bookworm
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]}}\n' >"$TEST_DIR/p.json"
+	start_rollout "$TEST_DIR/p.json"
+	run pm exec "$NAME" sh -c 'ls /sys/class/net; env | grep -c "^http_proxy=http://127.0.0.1:3128$"'
+	[ "$output" = "$(printf 'lo\n1')" ] || fail_with "$output"
+	local pid
+	pid=$(podman inspect -f '{{.State.Pid}}' "$NAME")
+	nsenter -t "$pid" -n nft list table inet proctor >/dev/null || fail_with "no nft table inet proctor in the container's netns"
+	# The test host's address, by itself and with a name the policy denies:
+	# the helper takes the connection and closes it unanswered.
+	local h
+	for h in "$RN_PUB:8080" denied.test:8080; do
+		run pm exec "$NAME" perl -e "$DIRECT_GET" "$RN_PUB:8080" "$h"
+		[ "$output" = "closed, no answer" ] || fail_with "Host $h: $output"
+	done
+	run pm exec "$NAME" perl -e "$DIRECT_GET" "$RN_PUB:8080" agent.test:8080
+	[ "$output" = "answer: HTTP/1.0 200 OK" ] || fail_with "allowed: $output"
+	run egress_log
+	jq -se --arg a "$RN_PUB" 'any(.[]; .host == $a and .method == "TCP" and .decision == "deny" and .phase == "agent")' \
+		<<<"$output" >/dev/null || fail_with "no TCP deny for $RN_PUB: $output"
+	jq -se 'any(.[]; .host == "denied.test" and .method == "TCP" and .decision == "deny" and (.reason | test("not in the agent allowlist")))' \
+		<<<"$output" >/dev/null || fail_with "no TCP deny for denied.test: $output"
+	jq -se 'any(.[]; .host == "agent.test" and .method == "TCP" and .decision == "allow")' \
+		<<<"$output" >/dev/null || fail_with "no TCP allow for agent.test: $output"
 }
 
 @test "network: a client using the proxy variables (busybox wget) gets an allowed host, and 403 for another" {
@@ -159,6 +194,14 @@ closed 3129" ] || fail_with "$output"
 	run pm exec "$NAME" perl -MIO::Socket::INET -e 'IO::Socket::INET->new(PeerAddr => "$ARGV[0]:8080", Timeout => 3) ? print "connected\n" : print "refused: $!\n"' "$RN_PUB"
 	[[ "$output" == "refused: "*"unreachable"* ]] || fail_with "$output"
 	[ ! -e "/run/proctor/$CID/egress.pid" ]
+	# Transparent egress is on by default, but not for `none`: no route, no rules.
+	run pm exec "$NAME" sh -c 'cat /proc/net/route | wc -l'
+	[ "$output" = 1 ] || fail_with "routes: $output"
+	local pid
+	pid=$(podman inspect -f '{{.State.Pid}}' "$NAME")
+	run nsenter -t "$pid" -n nft list ruleset
+	assert_status 0
+	[ -z "$output" ] || fail_with "rules in a none rollout: $output"
 }
 
 @test "network: the verifier reaches what its policy allows; the agent cannot use or squat 3129" {
@@ -200,9 +243,14 @@ closed 3129" ] || fail_with "$output"
 	[ "$(sed -n 1p <<<"$output")" = peer-db-banner ] || fail_with "$output"
 	[ "$(sed -n 2p <<<"$output")" = peer-db-banner ] || fail_with "$output"
 	grep -q '^no_proxy=.*,db,' <<<"$output"
-	# The peer's private address itself is not reachable from inside.
-	run pm exec "$NAME" perl -MIO::Socket::INET -e 'IO::Socket::INET->new(PeerAddr => "$ARGV[0]", Timeout => 3) ? print "connected\n" : print "refused: $!\n"' "$RN_PRIV:$RN_PEER_PORT"
-	[[ "$output" == "refused: "*"unreachable"* ]] || fail_with "$output"
+	# The peer's private address itself is not reachable from inside: the
+	# transparent helper takes the connection, never dials an address
+	# literal, and closes it unanswered (no banner).
+	run pm exec "$NAME" perl -e "$DIRECT_GET" "$RN_PRIV:$RN_PEER_PORT" "$RN_PRIV:$RN_PEER_PORT"
+	[ "$output" = "closed, no answer" ] || fail_with "$output"
+	run egress_log
+	jq -se --arg a "$RN_PRIV" 'any(.[]; .host == $a and .method == "TCP" and .decision == "deny")' \
+		<<<"$output" >/dev/null || fail_with "no TCP deny for $RN_PRIV: $output"
 }
 
 apt_install_curl() {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# Transparent egress (policy key network.transparent; docs/rollout.md
-# "Transparent egress") through podman: real clients that ignore the proxy
+# Transparent egress (on by default, policy key network.transparent turns
+# it off; docs/rollout.md "Transparent egress") through podman: real clients that ignore the proxy
 # variables (Node, Java, Go, git, curl --noproxy, python sockets, getent)
 # reach an allowed test host through the helper's resolver and redirect,
 # and are refused a denied one, each decision in the log.  The test
@@ -30,7 +30,7 @@ setup_file() {
 	echo $! >"$TP_DIR/origin.pid"
 	# The same files over TLS on 443, a certificate for the test names.
 	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=agent.test \
-		-addext "subjectAltName=DNS:agent.test,DNS:verifier.test,DNS:denied.test" \
+		-addext "subjectAltName=DNS:agent.test,DNS:verifier.test,DNS:setup.test,DNS:denied.test" \
 		-keyout "$TP_DIR/key.pem" -out "$TP_DIR/bin/cert.pem" 2>/dev/null || return 1
 	ip netns exec "$TP_NS" python3 -c '
 import http.server, ssl, sys, functools
@@ -41,7 +41,7 @@ s.socket = c.wrap_socket(s.socket, server_side=True); s.serve_forever()
 ' "$TP_DIR/www" "$TP_DIR/bin/cert.pem" "$TP_DIR/key.pem" >"$TP_DIR/tls.log" 2>&1 3>&- &
 	echo $! >"$TP_DIR/tls.pid"
 	cat >"$TP_DIR/hosts" <<-EOF2
-	$TP_PUB agent.test verifier.test denied.test
+	$TP_PUB agent.test verifier.test setup.test denied.test
 	EOF2
 	# The clients' programs: a Java single-file source, a Go program built
 	# here (its own resolver reads the container's resolv.conf).
@@ -82,12 +82,16 @@ teardown_file() {
 }
 
 # start_rollout [TRANSPARENT]: the agent may reach agent.test:8080 only,
-# the verifier verifier.test:8080 only.
+# the verifier verifier.test:8080 only, setup sessions (the environment
+# table) setup.test:8080 only; network.transparent as given, or not in the
+# policy at all (the default, on) without an argument.
 start_rollout() {
-	local t=${1:-true}
-	printf '{"version": 1, "network": {"transparent": %s},
+	local net=
+	[ -n "${1:-}" ] && net="\"network\": {\"transparent\": $1},"
+	printf '{"version": 1, %s
+	  "environment": {"network_mode": "allowlist", "allowed_hosts": ["setup.test"], "allowed_ports": [8080]},
 	  "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]},
-	  "verifier": {"network_mode": "allowlist", "allowed_hosts": ["verifier.test"], "allowed_ports": [8080]}}\n' "$t" >"$TEST_DIR/p.json"
+	  "verifier": {"network_mode": "allowlist", "allowed_hosts": ["verifier.test"], "allowed_ports": [8080]}}\n' "$net" >"$TEST_DIR/p.json"
 	track_name "$NAME"
 	run pm run -d --name "$NAME" --annotation "run.proctor.rollout=@$TEST_DIR/p.json" \
 		-v /usr:/usr:ro -v /etc/java-17-openjdk:/etc/java-17-openjdk:ro -v "$TP_DIR/bin:/t:ro" localhost/proctor/bookworm sleep 1000
@@ -105,9 +109,10 @@ logged() {
 }
 
 # in_agent CMD...: runs CMD in the container without any proxy variable;
-# in_verifier: the same as a verifier session.
+# in_verifier, in_setup: the same as a verifier or setup session.
 in_agent() { pm exec "$NAME" env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY "$@"; }
 in_verifier() { pm exec -e PROCTOR_PHASE=verifier "$NAME" env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY "$@"; }
+in_setup() { pm exec -e PROCTOR_PHASE=setup "$NAME" env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY "$@"; }
 
 # logged_phase PHASE HOST METHOD DECISION
 logged_phase() {
@@ -243,6 +248,76 @@ except OSError as e: print("refused:", e.strerror)'
 	[ "$status" -ne 0 ] || fail_with "$output"
 }
 
+@test "transparent: on by default; an explicit true is the same; the saved policy keeps which was written" {
+	need_image bookworm
+	start_rollout
+	run pm exec "$NAME" sh -c 'cat /proc/net/route | wc -l'
+	[ "$output" = 2 ] || fail_with "routes: $output"
+	run in_agent curl -sS --noproxy '*' --max-time 10 http://agent.test:8080/hello.txt
+	[ "$output" = origin-says-hello ] || fail_with "$output"
+	logged agent.test TCP allow
+	run "$PROCTOR" --root /run/proctor rollout status "$CID"
+	assert_status 0
+	jq -e '.policy | has("network") | not' <<<"$output" >/dev/null || fail_with "default written out: $output"
+	local cid1=$CID
+	NAME=${NAME}-t start_rollout true
+	run in_agent curl -sS --noproxy '*' --max-time 10 http://agent.test:8080/hello.txt
+	[ "$output" = origin-says-hello ] || fail_with "$output"
+	run "$PROCTOR" --root /run/proctor rollout status "$CID"
+	jq -e '.policy.network.transparent == true' <<<"$output" >/dev/null || fail_with "$output"
+}
+
+# The runtime under a private mount namespace in which libnftables.so.1 is
+# an empty file (so dlopen fails as on a host without libnftables1): the
+# binary has no hook for this, the library really cannot be loaded.
+nft_missing_runtime() {
+	local lib
+	lib=$(readlink -f "$(ldconfig -p | awk '$1 == "libnftables.so.1" { print $NF; exit }')")
+	[ -f "$lib" ] || fail_with "libnftables.so.1 not found on this host"
+	printf '#!/bin/sh\nexec unshare -m sh -c '"'"'mount --bind /dev/null %s && exec "$0" "$@"'"'"' %s "$@"\n' \
+		"$lib" "$PROCTOR" >"$TEST_DIR/rt"
+	chmod 0755 "$TEST_DIR/rt"
+}
+
+@test "transparent: without libnftables create fails with one line naming libnftables1 and the off switch, and leaves nothing" {
+	need_image bookworm
+	nft_missing_runtime
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"]},
+	  "verifier": {"network_mode": "public"}}\n' >"$TEST_DIR/p.json"
+	track_name "$NAME"
+	run timeout -k 5 "$ENGINE_TIMEOUT" podman --runtime "$TEST_DIR/rt" create --name "$NAME" \
+		--annotation "run.proctor.rollout=@$TEST_DIR/p.json" localhost/proctor/bookworm sleep 1000
+	assert_status 0
+	CID=$(podman inspect -f '{{.Id}}' "$NAME")
+	local before
+	before=$(pgrep -x proctor-egress | sort)
+	run timeout -k 5 "$ENGINE_TIMEOUT" podman --runtime "$TEST_DIR/rt" start "$NAME"
+	[ "$status" -ne 0 ] || fail_with "started: $output"
+	[[ "$output" == *'transparent egress needs libnftables.so.1 (Debian/Ubuntu package libnftables1), which cannot be loaded ('*'); install it, or turn transparent egress off with "network": {"transparent": false} in the policy'* ]] ||
+		fail_with "$output"
+	[ "$(grep -c libnftables <<<"$output")" = 1 ] || fail_with "not one line: $output"
+	[ ! -e "/run/proctor/$CID" ] || fail_with "state dir left"
+	! ls -d /sys/fs/cgroup/*/libpod_parent/libpod-"$CID"* /sys/fs/cgroup/*/libpod_parent/libpod-"$CID"*-verifier 2>/dev/null | grep -q . ||
+		fail_with "cgroup left"
+	[ "$(pgrep -x proctor-egress | sort)" = "$before" ] || fail_with "a helper was started"
+	# No process of the container's (its init, which would hold the
+	# rollout's network namespace, or a helper) is left in any cgroup
+	# named after it.
+	local p
+	for p in /proc/[0-9]*; do
+		! grep -qF "$CID" "$p/cgroup" 2>/dev/null || fail_with "process ${p#/proc/} is left: $(tr '\0' ' ' <"$p/cmdline")"
+	done
+	[ "$(podman inspect -f '{{.State.Pid}}' "$NAME")" = 0 ] || fail_with "a container process is left"
+	# The off switch: the same runtime, the same host, starts it.
+	printf '{"version": 1, "network": {"transparent": false}, "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"]},
+	  "verifier": {"network_mode": "public"}}\n' >"$TEST_DIR/p.json"
+	local name2=${NAME}-off
+	track_name "$name2"
+	run timeout -k 5 "$ENGINE_TIMEOUT" podman --runtime "$TEST_DIR/rt" run -d --name "$name2" \
+		--annotation "run.proctor.rollout=@$TEST_DIR/p.json" localhost/proctor/bookworm sleep 1000
+	assert_status 0
+}
+
 @test "transparent: the verifier reaches its own allowed host that the agent is refused, each by its own policy" {
 	need_image bookworm
 	start_rollout
@@ -277,6 +352,55 @@ for port in (3126, 3127):
 	[[ "$output" != *joined* ]] || fail_with "$output"
 	run in_agent curl -sS --noproxy '*' --max-time 10 http://verifier.test:8080/hello.txt
 	[ "$status" -ne 0 ] || fail_with "$output"
+}
+
+@test "transparent: a setup session reaches the setup's allowed host that the agent is refused, with no proxy variables" {
+	need_image bookworm
+	start_rollout
+	run in_agent curl -sS --noproxy '*' --max-time 10 http://setup.test:8080/hello.txt
+	[ "$status" -ne 0 ] || fail_with "agent reached the setup's host: $output"
+	run in_setup curl -sS --noproxy '*' --max-time 10 http://setup.test:8080/hello.txt
+	assert_status 0
+	[ "$output" = origin-says-hello ] || fail_with "$output"
+	# By the setup's policy, not the agent's nor the verifier's.
+	run in_setup curl -sS --noproxy '*' --max-time 10 http://agent.test:8080/hello.txt
+	[ "$status" -ne 0 ] || fail_with "setup reached the agent's host: $output"
+	run in_setup curl -sS --noproxy '*' --max-time 10 http://verifier.test:8080/hello.txt
+	[ "$status" -ne 0 ] || fail_with "setup reached the verifier's host: $output"
+	# Its children too (they inherit the cgroup).
+	run in_setup sh -c 'curl -sS --noproxy "*" --max-time 10 http://setup.test:8080/hello.txt & wait'
+	[ "$output" = origin-says-hello ] || fail_with "child: $output"
+	logged_phase agent setup.test DNS deny
+	logged_phase setup setup.test DNS allow
+	logged_phase setup setup.test TCP allow
+	logged_phase setup agent.test DNS deny
+	logged_phase setup verifier.test DNS deny
+}
+
+@test "transparent: the agent cannot join the setup cgroup nor dial the setup's resolver or listener" {
+	need_image bookworm
+	start_rollout
+	local pid cg
+	pid=$(podman inspect -f '{{.State.Pid}}' "$NAME")
+	cg=$(awk -F: '$1 == 0 { print $3 }' "/proc/$pid/cgroup")
+	[ -d "/sys/fs/cgroup/unified$cg/proctor-setup" ] || fail_with "no setup cgroup under $cg"
+	# Every cgroup.procs of the setup cgroup the agent can find (it sees
+	# the file), as root: the write is refused, and it is not in there.
+	run pm exec -u 0 "$NAME" sh -c 'n=0; for f in $(find /sys/fs/cgroup -path "*proctor-setup*" -name cgroup.procs 2>/dev/null); do n=$((n+1)); echo $$ >"$f" && echo joined "$f"; done; echo "tried $n"; grep -c proctor-setup /proc/self/cgroup'
+	[[ "$output" != *joined* ]] || fail_with "$output"
+	[[ "$output" == *"tried "[1-9]*$'\n'0 ]] || fail_with "the agent found no setup cgroup.procs to try, or is in it: $output"
+	run pm exec -u 0 "$NAME" python3 -c 'import socket, struct
+q = struct.pack("!HHHHHH", 7, 0x100, 1, 0, 0, 0) + b"\x05setup\x04test\x00\x00\x01\x00\x01"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3)
+try:
+    s.sendto(q, ("127.0.0.1", 5355)); print("answer", s.recv(512)[3] & 15)
+except OSError as e: print("refused:", e)
+try: socket.create_connection(("127.0.0.1", 3125), timeout=3).recv(1); print("connected 3125")
+except OSError as e: print("refused 3125", e)'
+	[[ "$output" != *answer* && "$output" != *connected* ]] || fail_with "$output"
+	run in_agent curl -sS --noproxy '*' --max-time 10 http://setup.test:8080/hello.txt
+	[ "$status" -ne 0 ] || fail_with "$output"
+	logged_phase agent setup.test DNS deny
 }
 
 @test "transparent: Node https.get and fetch over TLS through a stand-in address; another name in the ClientHello is refused" {

@@ -552,21 +552,36 @@ test_to_json_roundtrip (void **state)
                            "\"mounts\":[]},"
                            "\"hide\":[\"/tests\",\"/logs\"],\"peers\":[],\"drop_env\":[]}");
 
-  /* network.transparent: off by default, written only when on, read back */
-  assert_false (p->transparent);
+  /* network.transparent: on by default (not written, so the default reads
+   * back as the default), an explicit true or false written and read back
+   * as given */
+  assert_int_equal (p->transparent, PR_TRANSPARENT_DEFAULT);
+  assert_null (strstr (j3, "transparent"));
   pr_policy_free (steal_pointer (&p));
   doc = "{\"version\": 1, \"network\": {\"transparent\": true}}";
   assert_int_equal (pr_policy_parse (doc, strlen (doc), &p, &err), 0);
-  assert_true (p->transparent);
+  assert_int_equal (p->transparent, PR_TRANSPARENT_ON);
   _cleanup_free_ char *j5 = pr_policy_to_json (p);
   assert_non_null (strstr (j5, ",\"network\":{\"transparent\":true}}"));
   pr_policy_free (steal_pointer (&q));
   assert_int_equal (pr_policy_parse (j5, strlen (j5), &q, &err), 0);
-  assert_true (q->transparent);
+  assert_int_equal (q->transparent, PR_TRANSPARENT_ON);
   pr_policy_free (steal_pointer (&p));
   doc = "{\"version\": 1, \"network\": {\"transparent\": false}}";
   assert_int_equal (pr_policy_parse (doc, strlen (doc), &p, &err), 0);
-  assert_false (p->transparent);
+  assert_int_equal (p->transparent, PR_TRANSPARENT_OFF);
+  _cleanup_free_ char *j6 = pr_policy_to_json (p);
+  assert_non_null (strstr (j6, ",\"network\":{\"transparent\":false}}"));
+  pr_policy_free (steal_pointer (&q));
+  assert_int_equal (pr_policy_parse (j6, strlen (j6), &q, &err), 0);
+  assert_int_equal (q->transparent, PR_TRANSPARENT_OFF);
+  _cleanup_free_ char *j7 = pr_policy_to_json (q);
+  assert_string_equal (j6, j7);
+  /* {"network": {}} is the default too */
+  pr_policy_free (steal_pointer (&p));
+  doc = "{\"version\": 1, \"network\": {}}";
+  assert_int_equal (pr_policy_parse (doc, strlen (doc), &p, &err), 0);
+  assert_int_equal (p->transparent, PR_TRANSPARENT_DEFAULT);
 
   /* phase_secret_sha256 is written lower-case, only when given */
   pr_policy_free (steal_pointer (&p));

@@ -94,6 +94,9 @@
 #define PR_EGRESS_TOKEN_MIN 16
 #define PR_EGRESS_TOKEN_MAX 128
 #define PR_EGRESS_MAX_ADDRS 16
+/* The transparent sides: the agent's, the verifier's, the setup's. */
+#define PR_EGRESS_TSIDES 3
+
 /* Names the transparent resolver hands stand-in addresses to (transparent.c). */
 #define PR_EGRESS_MAX_STANDINS 4096
 
@@ -186,8 +189,9 @@ struct pr_egress
   struct pr_declog log;
   struct pr_host_nets nets; /* the host's networks, for every connect */
   /* Transparent mode, [0] the agent's (127.0.0.1:53, :3127, [::1]:3127),
-   * [1] the verifier's (5354, 3126): which one a client reaches is the
-   * runtime's rules' choice by the socket's cgroup (transparent.h). */
+   * [1] the verifier's (5354, 3126), [2] the setup's (5355, 3125): which
+   * one a client reaches is the runtime's rules' choice by the socket's
+   * cgroup (transparent.h). */
   struct pr_transparent_side
   {
     struct pr_egress *eg;
@@ -195,7 +199,7 @@ struct pr_egress
     enum pr_conn_kind kind;
     struct evconnlistener *l[2]; /* IPv4, IPv6 (NULL: none) */
     struct event *dns_ev;
-  } tside[2];
+  } tside[PR_EGRESS_TSIDES];
   char *standins[PR_EGRESS_MAX_STANDINS];  /* name of stand-in 100.64.0.(i+1) */
   size_t n_standins;
 };

@@ -277,7 +277,7 @@ set_listeners (struct pr_egress *eg, int kind, bool on)
         continue;
       if (k == PR_CONN_AGENT && eg->agent_l)
         on ? evconnlistener_enable (eg->agent_l) : evconnlistener_disable (eg->agent_l);
-      for (int s = 0; s < 2; s++)
+      for (int s = 0; s < PR_EGRESS_TSIDES; s++)
         for (int t = 0; t < 2; t++)
           if ((int) eg->tside[s].kind == k && eg->tside[s].l[t])
             on ? evconnlistener_enable (eg->tside[s].l[t]) : evconnlistener_disable (eg->tside[s].l[t]);
@@ -358,7 +358,8 @@ transparent_setup (struct pr_egress *eg, int side, int dns_fd, const int tcp_fd[
 {
   struct pr_transparent_side *ts = &eg->tside[side];
   ts->eg = eg;
-  ts->phase = side == 0 ? PR_PHASE_AGENT : PR_PHASE_VERIFIER;
+  static const enum pr_phase phases[PR_EGRESS_TSIDES] = { PR_PHASE_AGENT, PR_PHASE_VERIFIER, PR_PHASE_SETUP };
+  ts->phase = phases[side];
   ts->kind = side == 0 ? PR_CONN_AGENT : PR_CONN_VERIFIER;
   for (int t = 0; t < 2; t++)
     if (tcp_fd[t] >= 0 && (ts->l[t] = listen_on (eg, tcp_fd[t], transparent_accept_cb, ts)) == NULL)
@@ -524,7 +525,7 @@ egress_teardown (struct pr_egress *eg)
     ctl_free (eg->ctls);
   if (eg->agent_l)
     evconnlistener_free (eg->agent_l);
-  for (int s = 0; s < 2; s++)
+  for (int s = 0; s < PR_EGRESS_TSIDES; s++)
     {
       for (int t = 0; t < 2; t++)
         if (eg->tside[s].l[t])
@@ -536,6 +537,8 @@ egress_teardown (struct pr_egress *eg)
     close (eg->cfg->dns_fd);
   if (eg->cfg->verifier_dns_fd >= 0)
     close (eg->cfg->verifier_dns_fd);
+  if (eg->cfg->setup_dns_fd >= 0)
+    close (eg->cfg->setup_dns_fd);
   pr_transparent_free (eg);
   if (eg->verifier_l)
     evconnlistener_free (eg->verifier_l);
@@ -613,7 +616,8 @@ egress_setup (struct pr_egress *eg, pr_error **err)
   if (cfg->control_fd >= 0 && (eg->control_l = listen_on (eg, cfg->control_fd, ctl_accept_cb, eg)) == NULL)
     return pr_error_set (err, errno, "egress: control listener");
   if (transparent_setup (eg, 0, cfg->dns_fd, cfg->transparent_fd, err) < 0
-      || transparent_setup (eg, 1, cfg->verifier_dns_fd, cfg->verifier_transparent_fd, err) < 0)
+      || transparent_setup (eg, 1, cfg->verifier_dns_fd, cfg->verifier_transparent_fd, err) < 0
+      || transparent_setup (eg, 2, cfg->setup_dns_fd, cfg->setup_transparent_fd, err) < 0)
     return -1;
   eg->peer_l = xmalloc0 (sizeof *eg->peer_l * (cfg->n_peers ? cfg->n_peers : 1));
   eg->peer_ctx = xmalloc0 (sizeof *eg->peer_ctx * (cfg->n_peers ? cfg->n_peers : 1));

@@ -89,7 +89,9 @@ name_allowed (struct pr_egress *eg, enum pr_phase phase, const char *host, const
     case PR_NET_ALLOWLIST:
       if (pr_policy_host_allowed (pr_policy_allowed_hosts (p, phase), host))
         return true;
-      *why = phase == PR_PHASE_AGENT ? "not in the agent allowlist" : "not in the verifier allowlist";
+      *why = phase == PR_PHASE_AGENT      ? "not in the agent allowlist"
+             : phase == PR_PHASE_SETUP    ? "not in the setup's (environment) allowlist"
+                                          : "not in the verifier allowlist";
       return false;
     default:
       *why = "network_mode of the phase is no-network";
