@@ -467,25 +467,11 @@ gen_table (yajl_gen g, const char *name, const struct pr_phase_policy *t, enum p
     }
 }
 
-void
-pr_policy_gen (yajl_gen g, const struct pr_policy *p)
+/* The verifier table's keys after its network ones (agent_processes,
+ * resources, base, base_paths, mounts), into the open verifier map. */
+static void
+gen_verifier_keys (yajl_gen g, const struct pr_policy *p)
 {
-  yajl_gen_map_open (g);
-  gstr (g, "version");
-  yajl_gen_integer (g, p->version);
-
-  enum pr_net_mode em = p->environment.network_mode != PR_NET_UNSET ? p->environment.network_mode : PR_NET_NONE;
-  gen_table (g, "environment", &p->environment, em, p->environment.allowed_hosts, p->environment.allowed_ports,
-             p->environment.n_allowed_ports);
-  yajl_gen_map_close (g);
-  size_t np;
-  const uint16_t *ports = pr_policy_allowed_ports (p, PR_PHASE_AGENT, &np);
-  gen_table (g, "agent", &p->agent, pr_policy_net_mode (p, PR_PHASE_AGENT),
-             pr_policy_allowed_hosts (p, PR_PHASE_AGENT), ports, np);
-  yajl_gen_map_close (g);
-  ports = pr_policy_allowed_ports (p, PR_PHASE_VERIFIER, &np);
-  gen_table (g, "verifier", &p->verifier, pr_policy_net_mode (p, PR_PHASE_VERIFIER),
-             pr_policy_allowed_hosts (p, PR_PHASE_VERIFIER), ports, np);
   /* Only when not the default, so a policy without it reads as before. */
   if (p->agent_processes != PR_AGENT_PROCS_KEEP)
     {
@@ -532,10 +518,12 @@ pr_policy_gen (yajl_gen g, const struct pr_policy *p)
       yajl_gen_map_close (g);
     }
   yajl_gen_array_close (g);
-  yajl_gen_map_close (g);
+}
 
-  gstr (g, "hide");
-  gstrv (g, p->hide);
+/* "peers": [{name, port, target "tcp:HOST:PORT"}], IPv6 hosts bracketed. */
+static void
+gen_peers (yajl_gen g, const struct pr_policy *p)
+{
   gstr (g, "peers");
   yajl_gen_array_open (g);
   for (size_t i = 0; i < p->n_peers; i++)
@@ -554,6 +542,33 @@ pr_policy_gen (yajl_gen g, const struct pr_policy *p)
       yajl_gen_map_close (g);
     }
   yajl_gen_array_close (g);
+}
+
+void
+pr_policy_gen (yajl_gen g, const struct pr_policy *p)
+{
+  yajl_gen_map_open (g);
+  gstr (g, "version");
+  yajl_gen_integer (g, p->version);
+
+  enum pr_net_mode em = p->environment.network_mode != PR_NET_UNSET ? p->environment.network_mode : PR_NET_NONE;
+  gen_table (g, "environment", &p->environment, em, p->environment.allowed_hosts, p->environment.allowed_ports,
+             p->environment.n_allowed_ports);
+  yajl_gen_map_close (g);
+  size_t np;
+  const uint16_t *ports = pr_policy_allowed_ports (p, PR_PHASE_AGENT, &np);
+  gen_table (g, "agent", &p->agent, pr_policy_net_mode (p, PR_PHASE_AGENT),
+             pr_policy_allowed_hosts (p, PR_PHASE_AGENT), ports, np);
+  yajl_gen_map_close (g);
+  ports = pr_policy_allowed_ports (p, PR_PHASE_VERIFIER, &np);
+  gen_table (g, "verifier", &p->verifier, pr_policy_net_mode (p, PR_PHASE_VERIFIER),
+             pr_policy_allowed_hosts (p, PR_PHASE_VERIFIER), ports, np);
+  gen_verifier_keys (g, p);
+  yajl_gen_map_close (g);
+
+  gstr (g, "hide");
+  gstrv (g, p->hide);
+  gen_peers (g, p);
   gstr (g, "drop_env");
   gstrv (g, p->drop_env);
   if (p->has_phase_secret)
