@@ -418,6 +418,82 @@ wait_ready (int fd, pr_error **err)
   return pr_error_set (err, 0, "egress helper did not start: %s", got ? buf : "it exited");
 }
 
+/* Forks the egress helper (a double fork: the middle process enters the
+ * container's cgroup, then forks run_helper and reports its pid through a
+ * pipe).  *ready_r gets the read end of the helper's readiness pipe (the
+ * caller's to close).  Returns the helper's pid, or -1 with err set:
+ * pipe2/fork errno, the cgroup entry's or the helper's own reason as
+ * wait_ready reads it, else ECHILD. */
+static pid_t
+spawn_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int control, int state_dirfd,
+              const char *state_dir, const char *cgroup_path, struct helper_args *args, int *ready_r,
+              pr_error **err)
+{
+  int pfd[2], rfd[2];
+  if (pipe2 (pfd, O_CLOEXEC) < 0)
+    {
+      pr_error_set (err, errno, "pipe");
+      return -1;
+    }
+  if (pipe2 (rfd, O_CLOEXEC) < 0)
+    {
+      pr_error_set (err, errno, "pipe");
+      close (pfd[0]);
+      close (pfd[1]);
+      return -1;
+    }
+  *ready_r = rfd[0];
+  args->ready_fd = rfd[1];
+  pid_t mid = fork ();
+  if (mid < 0)
+    {
+      pr_error_set (err, errno, "fork the egress helper");
+      close (pfd[0]);
+      close (pfd[1]);
+      close (rfd[1]);
+      return -1;
+    }
+  if (mid == 0)
+    {
+      /* Double fork: the helper is reparented away from the runtime, which
+       * exits when create returns.  The intermediate process joins the
+       * container's cgroup first, so the helper is charged to the
+       * container from its first allocation (memory, pids, pipe buffers). */
+      close (pfd[0]);
+      close (rfd[0]);
+      pr_error *e = NULL;
+      pid_t h = -1;
+      if (cgroup_path && pr_cgroup_enter (cgroup_path, getpid (), &e) < 0)
+        {
+          _cleanup_free_ char *msg = xasprintf ("%s\n", e->msg);
+          pr_write_all (rfd[1], msg, strlen (msg));
+        }
+      else
+        h = fork ();
+      if (h == 0)
+        {
+          close (pfd[1]);
+          close (state_dirfd);
+          run_helper (p, pid, l, control, state_dir, args);
+        }
+      pr_write_all (pfd[1], &h, sizeof h);
+      _exit (h < 0);
+    }
+  close (pfd[1]);
+  close (rfd[1]);
+  pid_t helper = -1;
+  ssize_t n = pr_read_all (pfd[0], &helper, sizeof helper);
+  close (pfd[0]);
+  waitpid (mid, NULL, 0);
+  if (n != sizeof helper || helper <= 0)
+    {
+      if (wait_ready (*ready_r, err) == 0)
+        pr_error_set (err, ECHILD, "start the egress helper");
+      return -1;
+    }
+  return helper;
+}
+
 int
 pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir,
                   const char *cgroup_path, pr_error **err)
@@ -455,68 +531,9 @@ pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const c
     goto out;
   if (listeners_in_netns (p, &cg, pid, &l, err) < 0 || listen_unix (state_dirfd, state_dir, &control, err) < 0)
     goto out;
-  int pfd[2], rfd[2];
-  if (pipe2 (pfd, O_CLOEXEC) < 0)
-    {
-      pr_error_set (err, errno, "pipe");
-      goto out;
-    }
-  if (pipe2 (rfd, O_CLOEXEC) < 0)
-    {
-      pr_error_set (err, errno, "pipe");
-      close (pfd[0]);
-      close (pfd[1]);
-      goto out;
-    }
-  ready_r = rfd[0];
-  args.ready_fd = rfd[1];
-  pid_t mid = fork ();
-  if (mid < 0)
-    {
-      pr_error_set (err, errno, "fork the egress helper");
-      close (pfd[0]);
-      close (pfd[1]);
-      close (rfd[1]);
-      goto out;
-    }
-  if (mid == 0)
-    {
-      /* Double fork: the helper is reparented away from the runtime, which
-       * exits when create returns.  The intermediate process joins the
-       * container's cgroup first, so the helper is charged to the
-       * container from its first allocation (memory, pids, pipe buffers). */
-      close (pfd[0]);
-      close (rfd[0]);
-      pr_error *e = NULL;
-      pid_t h = -1;
-      if (cgroup_path && pr_cgroup_enter (cgroup_path, getpid (), &e) < 0)
-        {
-          _cleanup_free_ char *msg = xasprintf ("%s\n", e->msg);
-          pr_write_all (rfd[1], msg, strlen (msg));
-        }
-      else
-        h = fork ();
-      if (h == 0)
-        {
-          close (pfd[1]);
-          close (state_dirfd);
-          run_helper (p, pid, &l, control, state_dir, &args);
-        }
-      pr_write_all (pfd[1], &h, sizeof h);
-      _exit (h < 0);
-    }
-  close (pfd[1]);
-  close (rfd[1]);
-  pid_t helper = -1;
-  ssize_t n = pr_read_all (pfd[0], &helper, sizeof helper);
-  close (pfd[0]);
-  waitpid (mid, NULL, 0);
-  if (n != sizeof helper || helper <= 0)
-    {
-      if (wait_ready (ready_r, err) == 0)
-        pr_error_set (err, ECHILD, "start the egress helper");
-      goto out;
-    }
+  pid_t helper = spawn_helper (p, pid, &l, control, state_dirfd, state_dir, cgroup_path, &args, &ready_r, err);
+  if (helper < 0)
+    goto out;
   /* Saved before the wait, so a failed start is still stopped by create's
    * cleanup (pr_network_stop). */
   if (write_helper_pid (state_dirfd, helper, err) < 0)
