@@ -143,111 +143,123 @@ relay_maybe_finish (struct pr_conn *c)
  * everything read is written, shuts the other side's write half so its
  * peer sees EOF too (half-close).  False when c was freed (error,
  * malformed body, or the relay is over). */
+/* pump's write half: the buffer's older bytes first, then the pipe's, to
+ * fd to.  Returns 1 when bytes moved, 0 when none did (*wblocked set when
+ * to would block), -1 on a hard I/O error (errno set). */
+static int
+dir_write (struct pr_conn *c, struct relay_dir *d, int to, bool *wblocked)
+{
+  ssize_t n;
+  if (d->len > d->off)
+    {
+      n = send (to, d->buf + d->off, d->len - d->off, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && relay_io_failed ())
+        return -1;
+      *wblocked = n < 0;
+      if (n <= 0)
+        return 0;
+      d->off += n;
+      if (d->off == d->len)
+        d->off = d->len = 0;
+      return 1;
+    }
+  if (d->in_pipe == 0)
+    return 0;
+  size_t before = d->in_pipe;
+  n = splice (d->pipe[0], NULL, to, NULL, d->in_pipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+  if (n < 0 && relay_io_failed ())
+    return -1;
+  *wblocked = n < 0;
+  if (n <= 0)
+    return 0;
+  d->in_pipe -= n;
+  if (d->in_pipe == 0 && before >= d->high / 2)
+    dir_grow_pipe (c->eg, d);
+  return 1;
+}
+
+/* pump's read half: from fd from into the pipe (zero copy) or, before the
+ * relay has one, the buffer (where a forward request's body is tracked).
+ * Spends *budget; sets *rblocked when from would block and d->eof at EOF.
+ * Returns 1 when bytes moved or EOF came, 0 when nothing did, -1 on a hard
+ * I/O error (errno set), -2 when c was freed (a malformed body). */
+static int
+dir_read (struct pr_conn *c, struct relay_dir *d, int i, int from, bool *rblocked, size_t *budget)
+{
+  uint64_t *count = i == CLI ? &c->bytes_up : &c->bytes_down;
+  ssize_t n = -2; /* no room: nothing tried */
+  bool ambiguous = false;
+  if (d->pipe[0] >= 0)
+    {
+      size_t queued = d->in_pipe + (d->len - d->off);
+      if (queued < d->high)
+        {
+          /* EAGAIN also means "pipe slots full" while the pipe holds
+           * data; only an empty pipe makes it certain. */
+          ambiguous = d->in_pipe > 0;
+          n = splice (from, NULL, d->pipe[1], NULL, d->high - queued, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+          if (n > 0)
+            {
+              d->in_pipe += n;
+              *count += n;
+            }
+        }
+    }
+  else if (d->len < PR_EGRESS_RELAY_BUF)
+    {
+      if (d->buf == NULL)
+        {
+          d->buf = xmalloc (PR_EGRESS_RELAY_BUF);
+          d->cap = PR_EGRESS_RELAY_BUF;
+        }
+      size_t room = d->cap - d->len;
+      n = recv (from, d->buf + d->len, room, MSG_DONTWAIT);
+      if (n > 0 && i == CLI && c->forward)
+        {
+          if (!dir_take_body (c, d, n))
+            return -2;
+        }
+      else if (n > 0)
+        {
+          d->len += n;
+          *count += n;
+          if ((size_t) n == room && !d->pipe_tried)
+            dir_open_pipe (c, d);
+        }
+    }
+  if (n == -1 && relay_io_failed ())
+    return -1;
+  if (n == -1 && !ambiguous)
+    *rblocked = true;
+  if (n == 0)
+    d->eof = true;
+  if (n < 0)
+    return 0;
+  *budget = (size_t) n < *budget ? *budget - n : 0;
+  return 1;
+}
+
 static bool
 pump (struct pr_conn *c, int i, bool try_read)
 {
   struct relay_dir *d = &c->d[i];
   int from = side_fd (c, i), to = side_fd (c, 1 - i);
-  bool tracked = i == CLI && c->forward;
-  uint64_t *count = i == CLI ? &c->bytes_up : &c->bytes_down;
   bool rblocked = !try_read, wblocked = false;
   size_t budget = PR_EGRESS_RELAY_BUDGET;
 
   for (;;)
     {
-      bool progress = false;
-      ssize_t n;
-
-      /* Older bytes first: the buffer, then the pipe. */
-      if (!wblocked && d->len > d->off)
-        {
-          n = send (to, d->buf + d->off, d->len - d->off, MSG_NOSIGNAL | MSG_DONTWAIT);
-          if (n < 0 && relay_io_failed ())
-            goto fail;
-          wblocked = n < 0;
-          if (n > 0)
-            {
-              progress = true;
-              d->off += n;
-              if (d->off == d->len)
-                d->off = d->len = 0;
-            }
-        }
-      else if (!wblocked && d->in_pipe > 0)
-        {
-          size_t before = d->in_pipe;
-          n = splice (d->pipe[0], NULL, to, NULL, d->in_pipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-          if (n < 0 && relay_io_failed ())
-            goto fail;
-          wblocked = n < 0;
-          if (n > 0)
-            {
-              progress = true;
-              d->in_pipe -= n;
-              if (d->in_pipe == 0 && before >= d->high / 2)
-                dir_grow_pipe (c->eg, d);
-            }
-        }
-
+      int w = wblocked ? 0 : dir_write (c, d, to, &wblocked);
+      if (w < 0)
+        goto fail;
+      int r = 0;
       if (!rblocked && !d->eof && budget > 0)
-        {
-          n = -2; /* no room: nothing tried */
-          bool ambiguous = false;
-          if (d->pipe[0] >= 0)
-            {
-              size_t queued = d->in_pipe + (d->len - d->off);
-              if (queued < d->high)
-                {
-                  /* EAGAIN also means "pipe slots full" while the pipe
-                   * holds data; only an empty pipe makes it certain. */
-                  ambiguous = d->in_pipe > 0;
-                  n = splice (from, NULL, d->pipe[1], NULL, d->high - queued,
-                              SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-                  if (n > 0)
-                    {
-                      d->in_pipe += n;
-                      *count += n;
-                    }
-                }
-            }
-          else if (d->len < PR_EGRESS_RELAY_BUF)
-            {
-              if (d->buf == NULL)
-                {
-                  d->buf = xmalloc (PR_EGRESS_RELAY_BUF);
-                  d->cap = PR_EGRESS_RELAY_BUF;
-                }
-              size_t room = d->cap - d->len;
-              n = recv (from, d->buf + d->len, room, MSG_DONTWAIT);
-              if (n > 0)
-                {
-                  if (tracked)
-                    {
-                      if (!dir_take_body (c, d, n))
-                        return false;
-                    }
-                  else
-                    {
-                      d->len += n;
-                      *count += n;
-                      if ((size_t) n == room && !d->pipe_tried)
-                        dir_open_pipe (c, d);
-                    }
-                }
-            }
-          if (n == -1 && relay_io_failed ())
-            goto fail;
-          if (n == -1 && !ambiguous)
-            rblocked = true;
-          if (n == 0)
-            d->eof = true;
-          if (n >= 0)
-            {
-              progress = true;
-              budget = (size_t) n < budget ? budget - n : 0;
-            }
-        }
-      if (!progress)
+        r = dir_read (c, d, i, from, &rblocked, &budget);
+      if (r == -2)
+        return false;
+      if (r < 0)
+        goto fail;
+      if (w == 0 && r == 0)
         break;
     }
   if (budget == 0 && !d->eof)
