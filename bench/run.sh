@@ -595,10 +595,26 @@ if want proxy; then
 	# requests per second also measure how much CPU the scheduler gave it
 	# (a single-threaded event loop against a thread per connection); CPU
 	# per request and per GiB do not.
-	proxy_cpu_ms() {
-		local pid=${PROXY_PID[$1]:-}
-		[ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || { echo 0; return; }
-		awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000 / hz }' "/proc/$pid/stat"
+	pid_cpu_ms() {
+		[ -n "$1" ] && [ -r "/proc/$1/stat" ] || { echo 0; return; }
+		awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000 / hz }' "/proc/$1/stat"
+	}
+	proxy_cpu_ms() { pid_cpu_ms "${PROXY_PID[$1]:-}"; }
+	# The CPU rows of every path, because on a machine without a spare CPU
+	# the rates follow them: the client's (GNU time of curl or ab), the
+	# origin's and the proxy's, summed per GiB and per request, and the
+	# machine's idle share over the downloads (/proc/stat; other load
+	# counts as busy).  docs/performance.md, "The egress relay: where the
+	# CPU goes", reads the ratios with them.
+	stat_jiffies() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
+	# timed_client OUT CMD...: runs CMD with its stdout to standard output
+	# and its user+sys CPU in ms to OUT.
+	timed_client() {
+		local out=$1
+		shift
+		/usr/bin/time -f '%U %S' -o "$out.time" "$@"
+		# A failed command adds a line before the format's.
+		tail -n 1 "$out.time" | awk '{ printf "%.0f\n", ($1 + $2) * 1000 }' >"$out"
 	}
 	wait_port() {
 		local i
@@ -664,31 +680,34 @@ if want proxy; then
 	}
 	log "proxy: ${PROXY_LIST[*]}: $PROXY_REPS x $((PROXY_BYTES / 1048576)) MiB download, $PROXY_REPS x $AB_N short requests"
 	for p in "${PROXY_LIST[@]}"; do
-		: >"$RAW/proxy-tput-$p.txt"
-		: >"$RAW/proxy-cps-$p.txt"
-		: >"$RAW/proxy-cpugib-$p.txt"
-		: >"$RAW/proxy-cpureq-$p.txt"
+		for f in tput cps cpugib cpureq allgib allreq idle; do : >"$RAW/proxy-$f-$p.txt"; done
 	done
 	for ((i = 0; i < PROXY_REPS; i++)); do
 		n=${#PROXY_LIST[@]}
 		for ((j = 0; j < n; j++)); do
 			p=${PROXY_LIST[$(((i + j) % n))]}
 			px=$(proxy_opt "$p")
-			c0=$(proxy_cpu_ms "$p")
-			bps=$(curl -s ${px:+-x "http://$px"} -o /dev/null -w '%{speed_download} %{size_download}' \
-				"http://$ORIGIN:$UP_PORT/$PROXY_BYTES")
-			c1=$(proxy_cpu_ms "$p")
+			c0=$(proxy_cpu_ms "$p") o0=$(pid_cpu_ms "$ORIGIN_PID") s0=$(stat_jiffies)
+			bps=$(timed_client "$WORK/client-cpu" curl -s ${px:+-x "http://$px"} -o /dev/null \
+				-w '%{speed_download} %{size_download}' "http://$ORIGIN:$UP_PORT/$PROXY_BYTES")
+			c1=$(proxy_cpu_ms "$p") o1=$(pid_cpu_ms "$ORIGIN_PID") s1=$(stat_jiffies)
 			[ "${bps#* }" = "$PROXY_BYTES" ] || { log "$p: short download ($bps)"; continue; }
 			echo "${bps% *}" | awk '{ printf "%.1f\n", $1 / 1048576 }' >>"$RAW/proxy-tput-$p.txt"
 			[ "$p" = direct ] || awk -v a="$c0" -v b="$c1" -v n="$PROXY_BYTES" \
 				'BEGIN { printf "%.0f\n", (b - a) * 1073741824 / n }' >>"$RAW/proxy-cpugib-$p.txt"
+			awk -v a="$c0" -v b="$c1" -v oa="$o0" -v ob="$o1" -v n="$PROXY_BYTES" -v cl="$(cat "$WORK/client-cpu")" \
+				'BEGIN { printf "%.0f\n", (b - a + ob - oa + cl) * 1073741824 / n }' >>"$RAW/proxy-allgib-$p.txt"
+			awk -v a="$s0" -v b="$s1" 'BEGIN { split(a, x, " "); split(b, y, " "); t = y[1] - x[1] + y[2] - x[2]
+				if (t > 0) printf "%.0f\n", 100 * (y[2] - x[2]) / t }' >>"$RAW/proxy-idle-$p.txt"
 			if command -v ab >/dev/null; then
-				c0=$(proxy_cpu_ms "$p")
-				ab -q -r -n "$AB_N" -c "$AB_C" ${px:+-X "$px"} "http://$ORIGIN:$UP_PORT/64" \
-					>"$RAW/ab-$p-$i.txt" 2>&1 || true
-				c1=$(proxy_cpu_ms "$p")
+				c0=$(proxy_cpu_ms "$p") o0=$(pid_cpu_ms "$ORIGIN_PID")
+				timed_client "$WORK/client-cpu" ab -q -r -n "$AB_N" -c "$AB_C" ${px:+-X "$px"} \
+					"http://$ORIGIN:$UP_PORT/64" >"$RAW/ab-$p-$i.txt" 2>&1 || true
+				c1=$(proxy_cpu_ms "$p") o1=$(pid_cpu_ms "$ORIGIN_PID")
 				[ "$p" = direct ] || awk -v a="$c0" -v b="$c1" -v n="$AB_N" \
 					'BEGIN { printf "%.1f\n", (b - a) * 1000 / n }' >>"$RAW/proxy-cpureq-$p.txt"
+				awk -v a="$c0" -v b="$c1" -v oa="$o0" -v ob="$o1" -v n="$AB_N" -v cl="$(cat "$WORK/client-cpu")" \
+					'BEGIN { printf "%.1f\n", (b - a + ob - oa + cl) * 1000 / n }' >>"$RAW/proxy-allreq-$p.txt"
 				awk '/^Requests per second/ { printf "%.0f\n", $4 }' "$RAW/ab-$p-$i.txt" >>"$RAW/proxy-cps-$p.txt"
 				awk '/^(Failed requests|Non-2xx)/ && $NF + 0 > 0 { print FILENAME ": " $0 }' "$RAW/ab-$p-$i.txt" >&2
 			fi
@@ -707,6 +726,15 @@ if want proxy; then
 		printf '\n'
 		printf 'proxy\tproxy CPU per short request\tus'
 		for p in direct tinyproxy egress; do printf '\t%s' "$(pmed cpureq $p)"; done
+		printf '\n'
+		printf 'proxy\tclient + origin + proxy CPU per GiB downloaded\tms'
+		for p in direct tinyproxy egress; do printf '\t%s' "$(pmed allgib $p)"; done
+		printf '\n'
+		printf 'proxy\tclient + origin + proxy CPU per short request\tus'
+		for p in direct tinyproxy egress; do printf '\t%s' "$(pmed allreq $p)"; done
+		printf '\n'
+		printf 'proxy\tmachine idle during the downloads\t%%'
+		for p in direct tinyproxy egress; do printf '\t%s' "$(pmed idle $p)"; done
 		printf '\n'
 	} >"$RESULTS/proxy.tsv"
 	if want transparent; then
