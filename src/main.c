@@ -67,8 +67,8 @@ print_help (void)
           "   --help, -h                 show help\n");
 }
 
-/* Commands that enter a container run from a sealed copy of the binary
- * (CVE-2019-5736). */
+/* Commands that enter a container run from a file no container can write
+ * (CVE-2019-5736; linux/exeguard.h). */
 static bool
 enters_container (const char *cmd)
 {
@@ -153,7 +153,7 @@ main (int argc, char **argv)
     {
       if (strcmp (commands[i]->name, name) != 0)
         continue;
-      if (enters_container (name) && pr_exeguard_ensure_sealed (argv, environ, &err) < 0)
+      if (enters_container (name) && pr_exeguard_ensure_protected (argv, environ, &err) < 0)
         return pr_cmd_fail (err);
       return commands[i]->run (&g, argc - first, argv + first);
     }

@@ -1,10 +1,14 @@
 #!/usr/bin/env bats
 # CVE-2019-5736 class: a container must never be able to open the runtime
-# binary for writing through /proc/PID/exe.  proctor re-executes itself from
-# a sealed memfd copy before it enters any container namespace
-# (src/linux/exeguard.c), so what a container reaches is an immutable
-# anonymous file; a binary on a read-only mount runs uncopied, protected by
-# the mount (the last test).  Each test checks the binary's hash afterwards.
+# binary for writing through /proc/PID/exe.  Before it enters any container
+# namespace proctor re-executes itself (src/linux/exeguard.c) from its own
+# file seen through a private, detached, read-only overlayfs mount with no
+# upper layer, or, where that mount cannot be made, from a sealed memfd
+# copy; what a container reaches is one of those two, never the host file.
+# PROCTOR_TEST_EXEGUARD=memfd (compiled into the --enable-fault-injection
+# build only) forces the fallback, so both paths are attacked here.  A
+# binary on a read-only mount runs as it is, protected by the mount (the
+# last test).  Each test checks the binary's hash afterwards.
 
 load helpers
 
@@ -19,6 +23,77 @@ teardown_check_hash() {
 	[ "$now" = "$EXE_HASH" ] || fail_with "the runtime binary changed: $EXE_HASH -> $now"
 }
 
+# overlay_expected: the default path must give the overlay view here (the
+# kernel has overlayfs and the fallback is not forced); where it does not,
+# the memfd copy is what the tests must find instead.
+overlay_expected() {
+	[ "${PROCTOR_TEST_EXEGUARD:-}" != memfd ] || return 1
+	grep -qw overlay /proc/filesystems || modprobe -q overlay 2>/dev/null
+	grep -qw overlay /proc/filesystems
+}
+
+# force_memfd: run this test's proctor calls on the memfd fallback
+# (exeguard.c test_force_memfd); skipped on a build without the hook.
+force_memfd() {
+	grep -q PROCTOR_TEST_EXEGUARD "$PROCTOR" ||
+		require_or_skip "needs the --enable-fault-injection build (PROCTOR_TEST_EXEGUARD)"
+	export PROCTOR_TEST_EXEGUARD=memfd
+}
+
+# view_unwritable FILE: FILE (a /proc/PID/exe on the overlay view) refuses
+# O_WRONLY and O_RDWR with EROFS or ETXTBSY, and the view has no writable
+# layer: a clone of its mount (open_tree; refused on this kernel for
+# another process's detached mount, which is fine too) with the mount's
+# read-only flag cleared still reports a read-only filesystem and refuses
+# the same opens.  Prints why not, and fails, otherwise.
+view_unwritable() {
+	python3 - "$1" <<'PY'
+import ctypes, errno, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_open_tree, SYS_mount_setattr = 428, 442
+OPEN_TREE_CLONE, OPEN_TREE_CLOEXEC, AT_EMPTY_PATH = 1, 0o2000000, 0x1000
+MOUNT_ATTR_RDONLY, ST_RDONLY = 1, 1
+def refuse(path, what):
+    for fl in (os.O_WRONLY, os.O_RDWR):
+        try:
+            os.close(os.open(path, fl))
+            sys.exit("%s: opened for writing (flags %d)" % (what, fl))
+        except OSError as e:
+            if e.errno not in (errno.EROFS, errno.ETXTBSY, errno.EISDIR):
+                sys.exit("%s: open for writing failed with %s, not EROFS/ETXTBSY" % (what, e.strerror))
+refuse(sys.argv[1], sys.argv[1])
+fd = os.open(sys.argv[1], os.O_PATH)
+t = libc.syscall(SYS_open_tree, fd, b"", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH)
+if t < 0:
+    print("open_tree of the view refused:", os.strerror(ctypes.get_errno()))
+    sys.exit(0)
+attr = ctypes.create_string_buffer(struct.pack("QQQQ", 0, MOUNT_ATTR_RDONLY, 0, 0))
+if libc.syscall(SYS_mount_setattr, t, b"", AT_EMPTY_PATH, attr, 32) < 0:
+    sys.exit("mount_setattr on the clone: %s" % os.strerror(ctypes.get_errno()))
+clone = "/proc/self/fd/%d" % t
+if not os.statvfs(clone).f_flag & ST_RDONLY:
+    sys.exit("a read-write clone of the view is a writable filesystem: it has an upper layer")
+refuse(clone, "the read-write clone")
+print("a read-write clone of the view is still a read-only filesystem")
+PY
+}
+
+# assert_protected_exe FILE WHAT: FILE (a /proc/PID/exe) is the overlay view
+# (overlayfs, unwritable) when overlay_expected, else the sealed memfd
+# named proctor; never the host binary.
+assert_protected_exe() {
+	local link type
+	link=$(readlink "$1") || fail_with "$2: cannot read $1"
+	type=$(stat -L -f -c %T "$1")
+	echo "$2: $link on $type"
+	if overlay_expected; then
+		[ "$type" = overlayfs ] || fail_with "$2 runs from '$link' on $type, not the read-only overlay view"
+		view_unwritable "$1" || fail_with "$2: the overlay view is writable"
+	else
+		[[ "$link" == /memfd:proctor* ]] || fail_with "$2 runs from '$link' on $type, not the sealed memfd"
+	fi
+}
+
 # The attack script: hold /proc/PID/exe of a runtime process open (read-only,
 # which works even while it runs), then reopen it for writing through
 # /proc/self/fd once the runtime process has moved on, and append a marker.
@@ -27,7 +102,7 @@ write_attack_script() {
 	cat >"$1" <<'SH'
 #!/bin/sh
 pid=$1
-echo "exe $(readlink /proc/$pid/exe)" >/attack.log
+echo "exe $(readlink /proc/$pid/exe) fs $(stat -L -f -c %t /proc/$pid/exe)" >/attack.log
 exec 3</proc/$pid/exe || { echo "open-ro failed" >>/attack.log; exit 0; }
 # Wait until the target execs its own program (the runtime code is gone).
 i=0
@@ -74,25 +149,44 @@ attack_victim() {
 	cat "$b/rootfs/attack.log"
 }
 
-@test "create: a container sharing the pid namespace cannot write the runtime through /proc/1/exe" {
+# attack_created: the CVE-2019-5736 attack on a created container's init
+# (the runtime's own code until `start`) from a second container joined to
+# its pid namespace.  What the attacker held must be the protected file
+# (overlay view or memfd, as assert_protected_exe expects) and its write
+# must be refused.
+attack_created() {
 	setup_bundle busybox
 	cfg_args sleep 100
 	create_ctr "$CID"
 	victim=$(state_of "$CID" pid)
-	# Until `start`, the victim's pid 1 is the runtime's own init code.
-	exe=$(readlink "/proc/$victim/exe")
-	[[ "$exe" == /memfd:* ]] || fail_with "the container init runs from '$exe', not a sealed memfd"
+	assert_protected_exe "/proc/$victim/exe" "the created container's init"
 
-	# A second container joins the first one's pid namespace and attacks
-	# /proc/1/exe, while the host starts the first.
 	local b=$TEST_DIR/b
 	attacker_bundle "$b" "$victim"
 	track_id "$CID-b"
 	pr create --bundle "$b" "$CID-b" </dev/null >"$TEST_DIR/b.out" 2>&1
 	attack_victim "$b"
-	grep -q '^exe /memfd:' "$b/rootfs/attack.log" || fail_with "the attacker saw a non-memfd runtime: $(cat "$b/rootfs/attack.log")"
+	if overlay_expected; then
+		# 794c7630: OVERLAYFS_SUPER_MAGIC, as busybox's stat prints it
+		grep -q '^exe .* fs 794c7630$' "$b/rootfs/attack.log" ||
+			fail_with "the attacker saw no overlay view: $(cat "$b/rootfs/attack.log")"
+	else
+		grep -q '^exe /memfd:' "$b/rootfs/attack.log" ||
+			fail_with "the attacker saw a non-memfd runtime: $(cat "$b/rootfs/attack.log")"
+	fi
+	! grep -q 'open-ro failed' "$b/rootfs/attack.log" || fail_with "the attacker could not hold /proc/1/exe: the test proves nothing"
 	! grep -q WROTE "$b/rootfs/attack.log" || fail_with "the attacker wrote to the runtime's exe"
+	grep -q 'write refused' "$b/rootfs/attack.log" || fail_with "the attack did not finish: $(cat "$b/rootfs/attack.log")"
 	teardown_check_hash
+}
+
+@test "create: a container sharing the pid namespace cannot write the runtime through /proc/1/exe" {
+	attack_created
+}
+
+@test "create, memfd fallback: a container sharing the pid namespace cannot write the runtime through /proc/1/exe" {
+	force_memfd
+	attack_created
 }
 
 @test "exec: processes in the container never see the host binary as a runtime exe" {
@@ -134,15 +228,20 @@ SH
 	echo "execs: $n; seen: $(sort -u "$ROOTFS/seen.log" | tr '\n' ' ')"
 	grep -q . "$ROOTFS/seen.log" || fail_with "the watcher caught no runtime process in $n execs"
 	! grep -q WROTE "$ROOTFS/seen.log" || fail_with "a write through /proc/PID/exe succeeded"
-	# What it caught is the runtime's sealed copy: a memfd named proctor,
-	# and nothing else (the host binary would show its path here).
-	grep -q '^/memfd:proctor' "$ROOTFS/seen.log" || fail_with "no sealed runtime copy among: $(sort -u "$ROOTFS/seen.log")"
-	! grep -v '^/memfd:' "$ROOTFS/seen.log" | grep -q . ||
-		fail_with "non-memfd exe seen: $(grep -v '^/memfd:' "$ROOTFS/seen.log" | sort -u)"
+	# What it caught is the runtime's protected file and nothing else (the
+	# host binary would show its path on ext4 here): the overlay view
+	# (at its detached mount's root, /proctor; the host binary's link is
+	# its full path; a stat from here races the process's own execve) or,
+	# without overlayfs, the memfd.
+	local want='^/memfd:proctor'
+	overlay_expected && want="^/$(basename "$PROCTOR")\$"
+	grep -v WROTE "$ROOTFS/seen.log" | grep -q -- "$want" || fail_with "no protected runtime file among: $(sort -u "$ROOTFS/seen.log")"
+	! grep -v WROTE "$ROOTFS/seen.log" | grep -v -- "$want" | grep -q . ||
+		fail_with "unprotected exe seen: $(grep -v -- "$want" "$ROOTFS/seen.log" | sort -u)"
 	teardown_check_hash
 }
 
-@test "exec: a #!/proc/self/exe entrypoint runs the sealed copy, not the host binary" {
+@test "exec: a #!/proc/self/exe entrypoint runs the protected runtime file, not the host binary" {
 	setup_bundle busybox
 	cfg_args sleep 100
 	create_ctr
@@ -157,9 +256,9 @@ SH
 	# host file: it is read-only anyway, check the hash and that nothing in
 	# the container kept a writable handle.
 	teardown_check_hash
-	run pr exec "$CID" sh -c 'for d in /proc/[0-9]*; do readlink $d/exe; done'
+	run pr exec "$CID" sh -c 'for d in /proc/[0-9]*; do echo "$(readlink $d/exe) $(stat -L -f -c %t $d/exe)"; done'
 	assert_status 0
-	! echo "$output" | grep -v -e '^/bin/busybox$' -e '^/memfd:' | grep -q . || fail_with "unexpected exe: $output"
+	! echo "$output" | grep -v -e '^/bin/busybox ' -e '^/memfd:' -e ' 794c7630$' | grep -q . || fail_with "unexpected exe: $output"
 }
 
 # seals_of FILE: the seals of FILE (opened read-only) as a number, or
@@ -187,8 +286,9 @@ assert_sealed() {
 	[ $((s & 15)) -eq 15 ] || fail_with "$2: seals $s lack some of SEAL|SHRINK|GROW|WRITE (15)"
 }
 
-@test "the runtime copy a container can reach is sealed (F_SEAL_SEAL, SHRINK, GROW, WRITE)" {
+@test "memfd fallback: the runtime copy a container can reach is sealed (F_SEAL_SEAL, SHRINK, GROW, WRITE)" {
 	command -v python3 >/dev/null || require_or_skip "needs python3"
+	force_memfd
 	setup_bundle busybox
 	cfg_args sleep 100
 	create_ctr
@@ -206,6 +306,32 @@ assert_sealed() {
 	on_teardown "kill $ep"
 	wait_file "$ROOTFS/exec-up" || fail_with "the exec'd process did not start: $(cat "$TEST_DIR/exec.err")"
 	assert_sealed "/proc/$ep/exe" "exec's runtime process"
+	wait "$ep" || fail_with "exec failed ($?): $(cat "$TEST_DIR/exec.err")"
+	teardown_check_hash
+}
+
+@test "the runtime file a container can reach is a read-only overlay view with no writable layer" {
+	command -v python3 >/dev/null || require_or_skip "needs python3"
+	overlay_expected || require_or_skip "no overlayfs on this kernel: the memfd tests cover it"
+	setup_bundle busybox
+	cfg_args sleep 100
+	create_ctr
+	victim=$(state_of "$CID" pid)
+	assert_protected_exe "/proc/$victim/exe" "the created container's init"
+	# The view shows the binary's own file (same inode and content), from a
+	# mount no mount table lists (detached), not its host path.
+	[ "$(stat -L -c %i "/proc/$victim/exe")" = "$(stat -c %i "$PROCTOR")" ] ||
+		fail_with "the view is not of $PROCTOR"
+	[ "$(sha256 "/proc/$victim/exe")" = "$EXE_HASH" ] || fail_with "the view's content differs from $PROCTOR"
+	[ "$(readlink "/proc/$victim/exe")" = "/$(basename "$PROCTOR")" ] ||
+		fail_with "the view is at '$(readlink "/proc/$victim/exe")', not at its detached mount's root"
+	pr start "$CID"
+	wait_status "$CID" running
+	"$PROCTOR" --root "$PROCTOR_ROOT" exec "$CID" sh -c 'echo up >/exec-up; sleep 2' </dev/null >/dev/null 2>"$TEST_DIR/exec.err" 3>&- &
+	local ep=$!
+	on_teardown "kill $ep"
+	wait_file "$ROOTFS/exec-up" || fail_with "the exec'd process did not start: $(cat "$TEST_DIR/exec.err")"
+	assert_protected_exe "/proc/$ep/exe" "exec's runtime process"
 	wait "$ep" || fail_with "exec failed ($?): $(cat "$TEST_DIR/exec.err")"
 	teardown_check_hash
 }
