@@ -308,6 +308,11 @@ create_cleanup (struct create_ctx *c)
       pr_warn ("cleanup: %s", e->msg);
       pr_error_free (&e);
     }
+  if (c->cg.created && c->cg.path && pr_rollout_delete_cgroup (c->cg.path, &e) < 0)
+    {
+      pr_warn ("cleanup: %s", e->msg);
+      pr_error_free (&e);
+    }
   if (c->state_created && pr_state_dir_remove (c->g->root, c->o->id, &e) < 0)
     {
       pr_warn ("cleanup: %s", e->msg);

@@ -105,7 +105,10 @@ pr_rollout_delete (int state_dirfd, const char *rootfs, pr_error **err)
 int
 pr_rollout_delete_cgroup (const char *cgroup_path, pr_error **err)
 {
-  return pr_budget_destroy (cgroup_path, err);
+  int r = pr_budget_destroy (cgroup_path, err);
+  /* After the budget's teardown killed the sessions that were in them. */
+  pr_transparent_remove_phase_cgroups (cgroup_path);
+  return r;
 }
 
 int

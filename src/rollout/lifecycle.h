@@ -85,7 +85,9 @@ int pr_rollout_delete (int state_dirfd, const char *rootfs, pr_error **err);
 /* On delete, after the container's cgroup is removed (cgroup_path): kills
  * what is left of the verifier and setup sessions' own cgroup and removes
  * it (pr_budget_destroy, budget.h; nothing when there is none, as for a
- * plain container).  Errors: those of pr_budget_destroy. */
+ * plain container), then the transparent phase cgroups
+ * (pr_transparent_remove_phase_cgroups).  Also called by create's cleanup.
+ * Errors: those of pr_budget_destroy. */
 int pr_rollout_delete_cgroup (const char *cgroup_path, pr_error **err);
 
 /* ----------------------------------------------------------------- ps */

@@ -3,6 +3,7 @@
  * Source: nft(8) (redirect, reject, ct direction), libnftables(3). */
 #define _GNU_SOURCE
 #include "transparent.h"
+#include "../base/log.h"
 #include "../base/util.h"
 #include "../linux/netlink.h"
 #include "../cgroup/cgroup.h"
@@ -67,6 +68,41 @@ ruleset (const struct pr_transparent_cgroups *cg)
 /* The off switch, for every message about what transparent egress lacks. */
 #define OFF_SWITCH "(or turn transparent egress off: \"network\": {\"transparent\": false})"
 
+/* A phase's cgroup is a sibling of the container's (PATH-proctor-verifier),
+ * never a child: an agent process that makes a user namespace and a cgroup
+ * namespace of its own can mount cgroup2 rooted at its own cgroup (the
+ * container's) and, as uid 0 of a map that covers host uid 0, write a
+ * child's cgroup.procs; a sibling is outside every mount it can make
+ * (found by a trial: the agent joined proctor-verifier and got the
+ * verifier's way out). */
+static char *
+phase_cgroup_path (const char *cgroup_path, const char *name)
+{
+  size_t n = strlen (cgroup_path);
+  while (n > 1 && cgroup_path[n - 1] == '/')
+    n--;
+  return xasprintf ("%.*s-%s", (int) n, cgroup_path, name);
+}
+
+void
+pr_transparent_remove_phase_cgroups (const char *cgroup_path)
+{
+  static const char *const names[] = { PR_TRANSPARENT_VERIFIER_CGROUP, PR_TRANSPARENT_SETUP_CGROUP };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    {
+      _cleanup_free_ char *sub = phase_cgroup_path (cgroup_path, names[i]);
+      _cleanup_free_ char *dir = NULL;
+      pr_error *e = NULL;
+      if (pr_cgroup_unified_dir (sub, &dir, &e) < 0)
+        {
+          pr_error_free (&e);
+          continue;
+        }
+      if (rmdir (dir) < 0 && errno != ENOENT)
+        pr_warn ("transparent egress: rmdir %s: %s", dir, strerror (errno));
+    }
+}
+
 int
 pr_transparent_phase_cgroup (const char *cgroup_path, const char *name, struct pr_transparent_vcg *out,
                              pr_error **err)
@@ -75,7 +111,7 @@ pr_transparent_phase_cgroup (const char *cgroup_path, const char *name, struct p
   _cleanup_free_ char *dir = NULL;
   out->nft_path = NULL;
   out->level = 0;
-  _cleanup_free_ char *sub = xasprintf ("%s/%s", cgroup_path, name);
+  _cleanup_free_ char *sub = phase_cgroup_path (cgroup_path, name);
   if (pr_cgroup_unified_dir (sub, &dir, err) < 0)
     return pr_error_wrap (err, "transparent egress: the cgroup %s " OFF_SWITCH, name);
   if (strncmp (dir, root, sizeof root - 1) != 0)
@@ -174,7 +210,7 @@ int
 pr_transparent_enter_phase_cgroup (const char *cgroup_path, const char *name, pid_t pid, pr_error **err)
 {
   _cleanup_free_ char *dir = NULL;
-  _cleanup_free_ char *sub = xasprintf ("%s/%s", cgroup_path, name);
+  _cleanup_free_ char *sub = phase_cgroup_path (cgroup_path, name);
   if (pr_cgroup_unified_dir (sub, &dir, err) < 0)
     return pr_error_wrap (err, "transparent egress: the cgroup %s", name);
   _cleanup_free_ char *procs = xasprintf ("%s/cgroup.procs", dir);

@@ -21,9 +21,9 @@
 #define PR_TRANSPARENT_VERIFIER_DNS_PORT 5354
 #define PR_TRANSPARENT_SETUP_PORT 3125
 #define PR_TRANSPARENT_SETUP_DNS_PORT 5355
-/* The phases' cgroups, children of the container's in the cgroup2
- * hierarchy only: exec puts verifier (setup) sessions there, nobody else
- * can. */
+/* The phases' cgroups, siblings of the container's (PATH-NAME) in the
+ * cgroup2 hierarchy only: exec puts verifier (setup) sessions there,
+ * nobody else can (not children: see phase_cgroup_path in transparent.c). */
 #define PR_TRANSPARENT_VERIFIER_CGROUP "proctor-verifier"
 #define PR_TRANSPARENT_SETUP_CGROUP "proctor-setup"
 
@@ -42,8 +42,8 @@ struct pr_transparent_cgroups
   struct pr_transparent_vcg setup;
 };
 
-/* Creates the cgroup name (PR_TRANSPARENT_VERIFIER_CGROUP or
- * PR_TRANSPARENT_SETUP_CGROUP) under cgroup_path (the container's) in the
+/* Creates the cgroup cgroup_path-NAME (NAME PR_TRANSPARENT_VERIFIER_CGROUP
+ * or PR_TRANSPARENT_SETUP_CGROUP; cgroup_path the container's) in the
  * cgroup2 hierarchy and fills *out.  Errors: ENOENT when there is no
  * cgroup2 hierarchy, ENOTSUP when it is not mounted under /sys/fs/cgroup
  * (nft resolves the path there), mkdir errno (EEXIST is fine); each names
@@ -59,8 +59,12 @@ int pr_transparent_phase_cgroup (const char *cgroup_path, const char *name, stru
  * switch ("network": {"transparent": false}). */
 int pr_transparent_available (pr_error **err);
 
-/* Writes pid into the cgroup.procs of the phase cgroup name (as for
- * pr_transparent_phase_cgroup; cgroup2 hierarchy only) under cgroup_path.
+/* Removes both phase cgroups of the container at cgroup_path (rmdir in the
+ * cgroup2 hierarchy; absent ones are fine, others warn).  Never fails. */
+void pr_transparent_remove_phase_cgroups (const char *cgroup_path);
+
+/* Writes pid into the cgroup.procs of the phase cgroup cgroup_path-name
+ * (as for pr_transparent_phase_cgroup; cgroup2 hierarchy only).
  * Errors: ENOENT without cgroup2, open/write errno naming the file. */
 int pr_transparent_enter_phase_cgroup (const char *cgroup_path, const char *name, pid_t pid, pr_error **err);
 

@@ -354,6 +354,27 @@ for port in (3126, 3127):
 	[ "$status" -ne 0 ] || fail_with "$output"
 }
 
+# Found by a trial: with a user namespace and a cgroup namespace of its
+# own (unshare -U -r -C) the agent can mount cgroup2 rooted at its own
+# cgroup; as uid 0 of a map covering host uid 0 it could then write the
+# cgroup.procs of a phase cgroup that was a child of the container's and
+# get that phase's way out.  The phase cgroups are siblings: not in any
+# mount the agent can make.
+@test "transparent: an agent with its own user and cgroup namespace cannot join the verifier's or the setup's cgroup" {
+	need_image bookworm
+	start_rollout
+	run pm exec -u 0 "$NAME" unshare -U -r -m -C sh -c 'mkdir -p /tmp/cg && mount -t cgroup2 none /tmp/cg && echo mounted
+		n=0; for f in $(find /tmp/cg -name cgroup.procs); do case $f in *proctor-*) n=$((n+1)); echo $$ >"$f" && echo "joined $f";; esac; done
+		echo "found $n"; grep proctor- /proc/self/cgroup
+		curl -sS --noproxy "*" --max-time 10 http://verifier.test:8080/hello.txt
+		curl -sS --noproxy "*" --max-time 10 http://setup.test:8080/hello.txt; true'
+	[[ "$output" == *mounted* ]] || fail_with "the attack's cgroup2 mount failed, so it shows nothing: $output"
+	[[ "$output" != *joined* && "$output" != *origin-says-hello* ]] || fail_with "$output"
+	[[ "$output" == *"found 0"* ]] || fail_with "$output"
+	logged_phase agent verifier.test DNS deny
+	logged_phase agent setup.test DNS deny
+}
+
 @test "transparent: a setup session reaches the setup's allowed host that the agent is refused, with no proxy variables" {
 	need_image bookworm
 	start_rollout
@@ -383,12 +404,13 @@ for port in (3126, 3127):
 	local pid cg
 	pid=$(podman inspect -f '{{.State.Pid}}' "$NAME")
 	cg=$(awk -F: '$1 == 0 { print $3 }' "/proc/$pid/cgroup")
-	[ -d "/sys/fs/cgroup/unified$cg/proctor-setup" ] || fail_with "no setup cgroup under $cg"
-	# Every cgroup.procs of the setup cgroup the agent can find (it sees
-	# the file), as root: the write is refused, and it is not in there.
+	[ -d "/sys/fs/cgroup/unified$cg-proctor-setup" ] || fail_with "no setup cgroup beside $cg"
+	# Every cgroup.procs of the setup cgroup the agent can find, as root:
+	# none (a sibling of the container's cgroup is outside the agent's
+	# cgroupfs view), or the write is refused; and it is not in there.
 	run pm exec -u 0 "$NAME" sh -c 'n=0; for f in $(find /sys/fs/cgroup -path "*proctor-setup*" -name cgroup.procs 2>/dev/null); do n=$((n+1)); echo $$ >"$f" && echo joined "$f"; done; echo "tried $n"; grep -c proctor-setup /proc/self/cgroup'
 	[[ "$output" != *joined* ]] || fail_with "$output"
-	[[ "$output" == *"tried "[1-9]*$'\n'0 ]] || fail_with "the agent found no setup cgroup.procs to try, or is in it: $output"
+	[[ "$output" == *"tried "[0-9]*$'\n'0 ]] || fail_with "the agent is in the setup cgroup: $output"
 	run pm exec -u 0 "$NAME" python3 -c 'import socket, struct
 q = struct.pack("!HHHHHH", 7, 0x100, 1, 0, 0, 0) + b"\x05setup\x04test\x00\x00\x01\x00\x01"
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3)
