@@ -88,18 +88,29 @@ void
 pr_transparent_remove_phase_cgroups (const char *cgroup_path)
 {
   static const char *const names[] = { PR_TRANSPARENT_VERIFIER_CGROUP, PR_TRANSPARENT_SETUP_CGROUP };
+  _cleanup_free_ char *base = NULL;
+  _cleanup_error_ pr_error *e = NULL;
+  /* Every container's delete comes here: one mountinfo read (for the
+   * cgroup2 mount) and a stat per phase for one that never had them. */
+  if (pr_cgroup_unified_dir (cgroup_path, &base, &e) < 0)
+    return;
+  size_t n = strlen (base);
+  while (n > 1 && base[n - 1] == '/')
+    n--;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     {
+      _cleanup_free_ char *dir = xasprintf ("%.*s-%s", (int) n, base, names[i]);
+      if (access (dir, F_OK) < 0)
+        continue;
+      /* pr_cgroup_destroy kills what is left first: on a cgroup2-only host
+       * a running session is in its phase cgroup only, and no other
+       * teardown reaches it, the cgroup not being the container's child. */
       _cleanup_free_ char *sub = phase_cgroup_path (cgroup_path, names[i]);
-      _cleanup_free_ char *dir = NULL;
-      pr_error *e = NULL;
-      if (pr_cgroup_unified_dir (sub, &dir, &e) < 0)
+      if (pr_cgroup_destroy (sub, &e) < 0)
         {
+          pr_warn ("transparent egress: %s", e->msg);
           pr_error_free (&e);
-          continue;
         }
-      if (rmdir (dir) < 0 && errno != ENOENT)
-        pr_warn ("transparent egress: rmdir %s: %s", dir, strerror (errno));
     }
 }
 

@@ -59,8 +59,9 @@ int pr_transparent_phase_cgroup (const char *cgroup_path, const char *name, stru
  * switch ("network": {"transparent": false}). */
 int pr_transparent_available (pr_error **err);
 
-/* Removes both phase cgroups of the container at cgroup_path (rmdir in the
- * cgroup2 hierarchy; absent ones are fine, others warn).  Never fails. */
+/* Removes both phase cgroups of the container at cgroup_path with
+ * pr_cgroup_destroy (what is left in them killed; absent ones are fine; a
+ * failure warns).  Never fails. */
 void pr_transparent_remove_phase_cgroups (const char *cgroup_path);
 
 /* Writes pid into the cgroup.procs of the phase cgroup cgroup_path-name
