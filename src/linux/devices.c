@@ -176,6 +176,38 @@ bind_device (int rootfd, const struct dev_node *d, pr_error **err)
   return bind_remount (mnt, p, MS_NOSUID | MS_NOEXEC, 0, false, d->path, err);
 }
 
+/* Replaces the node's mount just attached at base (in pfd; target: an
+ * O_PATH fd of the file under it) by a copy of itself made now: a mount's
+ * id is from when it was made, mountinfo lists mounts by id, and stage 1
+ * made the node's mount before the root was mounted.  The copy is listed
+ * where crun's binds are, after the mounts of the config (SPEC section 2:
+ * a rollout reads like a plain container).  Where no copy can be made the
+ * first mount stays (the right node, listed earlier).  Errors: only when
+ * the first was detached and the copy could not take its place. */
+static int
+renew_device_mount (int pfd, const char *base, int target, const struct dev_node *d, pr_error **err)
+{
+  _cleanup_close_ int first = openat (pfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (first < 0)
+    return 0;
+  _cleanup_close_ int copy = pr_sys_open_tree (first, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  if (copy < 0)
+    {
+      pr_debug ("device `%s`: no copy of its mount (%s), keeping the first", d->path, strerror (errno));
+      return 0;
+    }
+  char p[32];
+  pr_fd_path (first, p, sizeof p);
+  if (umount2 (p, MNT_DETACH) < 0)
+    {
+      pr_debug ("device `%s`: the first mount stays (%s)", d->path, strerror (errno));
+      return 0;
+    }
+  if (pr_sys_move_mount (copy, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return pr_error_set (err, errno, "attach device `%s`", d->path);
+  return 0;
+}
+
 /* Attaches tree, a detached mount of the node made by pr_devices_open, onto
  * an empty file at d->path (the slot prepared as for a bind). */
 static int
@@ -196,7 +228,7 @@ attach_device (int rootfd, const struct dev_node *d, int tree, pr_error **err)
     return pr_error_set (err, errno, "open mount target for device `%s`", d->path);
   if (pr_sys_move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return pr_error_set (err, errno, "attach device `%s`", d->path);
-  return 0;
+  return renew_device_mount (pfd, base, target, d, err);
 }
 
 static int

@@ -25,7 +25,9 @@
  * symlink already at the path is replaced.  With in_userns (mknod is not
  * permitted there) an empty file is created and the node's detached mount
  * from pr_devices_open (dev_fds, indexed as that function says) is
- * attached onto it; without one (dev_fds NULL or -1: a mount namespace
+ * attached onto it, then replaced by a copy made at that moment, so that
+ * mountinfo lists it after the config's mounts, where crun's binds are;
+ * without one (dev_fds NULL or -1: a mount namespace
  * joined by path) the host's node at the same path is bind-mounted.
  * Errors: mknod/mkdir/mount/move_mount/chown/chmod errno naming the device
  * path; EINVAL for a device path that is not absolute. */

@@ -21,9 +21,7 @@
 # stdin is a pipe, and teardown puts the owner back all the same.
 #
 # Left out: the cgroup tree under /sys/fs/cgroup (the same for a plain
-# proctor container: not the rollout's doing) and the order of the lines
-# (mount order; with a full identity map the device nodes are made
-# before the root, see docs/rollout.md).
+# proctor container: not the rollout's doing, see docs/rollout.md).
 
 load helpers
 
@@ -47,22 +45,22 @@ PROBE='cat /proc/self/mountinfo; echo "== dev"; ls -la --time-style=+ /dev
 echo "== nodes"; for f in /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty; do
 stat -c "%n %F %a %u:%g %t:%T" "$f"; done'
 
-# normalise: the probe's output with the mountinfo lines of /dev's nodes,
-# /dev itself and everything under /proc and /sys but the cgroup tree
-# (another concern), fields root, mount point, options, fstype, source
-# and super options only (ids and device numbers differ between any two
-# containers); ls without dates (--time-style=+ in the probe).  Sorted by mount point: the order is
-# mount creation order.
+# normalise: the probe's output with the mountinfo lines of /dev, /proc,
+# /sys and everything under them but the cgroup tree (another concern),
+# in their order (the order mounts were made in), fields root, mount
+# point, options, fstype, source and super options only (ids and device
+# numbers differ between any two containers); ls without dates
+# (--time-style=+ in the probe).
 normalise() {
 	awk '
-	/^== dev/ { close("sort -k2"); sect = "dev"; print; next }
+	/^== dev/ { sect = "dev"; print; next }
 	/^== nodes/ { sect = "nodes"; print; next }
 	sect == "" {
 		sep = 0; for (i = 7; i <= NF; i++) if ($i == "-") { sep = i; break }
 		mp = $5
 		if (mp !~ /^\/(dev|proc|sys)(\/|$)/ || mp ~ /^\/sys\/fs\/cgroup/) next
 		line = $4 " " mp " " $6 " " $(sep + 1) " " $(sep + 2) " " $(sep + 3)
-		print line | "sort -k2"
+		print line
 		next
 	}
 	sect == "dev" && $1 == "total" { next }
