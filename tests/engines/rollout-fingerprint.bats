@@ -25,8 +25,13 @@
 
 load helpers
 
+HOST_NODES="/dev/null /dev/zero /dev/full /dev/tty /dev/random /dev/urandom"
+
 setup() {
 	engine_setup_dev_null=$(stat -c %u:%g /dev/null)
+	# mode and owner of each host node, put back by teardown whatever a
+	# failing test did to them
+	host_nodes_before=$(stat -c '%n %a %u:%g' $HOST_NODES)
 	# helpers' setup: TEST_DIR, NAME
 	case $ENGINE in podman) command -v podman >/dev/null || require_or_skip "podman is not installed" ;; esac
 	TEST_DIR=$(mktemp -d /tmp/pre.XXXXXX)
@@ -37,6 +42,8 @@ setup() {
 
 teardown() {
 	chown "$engine_setup_dev_null" /dev/null
+	local n m o
+	while read -r n m o; do chmod "$m" "$n"; chown "$o" "$n"; done <<<"$host_nodes_before"
 	engine_teardown
 }
 
@@ -115,4 +122,24 @@ compare() {
 	assert_status 0
 	rollout_view=$(normalise "$output")
 	diff -u <(echo "$crun_view") <(echo "$rollout_view") >&2 || fail_with "the rollout's view differs from crun's (- crun, + rollout)"
+}
+
+# The reason the nodes are not the host's under a full identity map: the
+# agent's root would own the host's /dev/null (uid 0) and could chmod or
+# chown it for the whole host.  It tries on every node and on a masked
+# file, under both maps; the host's nodes keep their mode and owner.
+@test "rollout fingerprint: the agent's root cannot chmod or chown the host's device nodes through its own" {
+	need_image bookworm
+	echo '{"version": 1}' >"$TEST_DIR/policy.json"
+	local try='for f in /dev/null /dev/zero /dev/full /dev/tty /dev/random /dev/urandom /proc/keys; do
+		chmod 600 "$f"; chown 1:1 "$f"; done 2>/dev/null; echo tried'
+	run pm run -i --rm --annotation "run.proctor.rollout=@$TEST_DIR/policy.json" "$(image bookworm)" sh -c "$try"
+	assert_status 0
+	[ "$(stat -c '%n %a %u:%g' $HOST_NODES)" = "$host_nodes_before" ] ||
+		fail_with "identity map: host nodes now $(stat -c '%n %a %u:%g' $HOST_NODES | tr '\n' ' ')"
+	run pm run -i --rm --uidmap 0:100000:65536 --gidmap 0:100000:65536 \
+		--annotation "run.proctor.rollout=@$TEST_DIR/policy.json" "$(image bookworm)" sh -c "$try"
+	assert_status 0
+	[ "$(stat -c '%n %a %u:%g' $HOST_NODES)" = "$host_nodes_before" ] ||
+		fail_with "engine map: host nodes now $(stat -c '%n %a %u:%g' $HOST_NODES | tr '\n' ' ')"
 }
