@@ -18,8 +18,9 @@ struct pr_host_dev_fs
 
 /* Makes a new tmpfs as a detached mount (fsopen(2), fsmount(2), nosuid
  * and noexec) with the source and the super options of the filesystem
- * holding the host's /dev/null when that is a devtmpfs or tmpfs (a plain
- * tmpfs when there is none, or the kernel refuses one of its options),
+ * holding the host's /dev/null when that is a devtmpfs or tmpfs (its
+ * source only when it is not, or the kernel refuses one of its options;
+ * a plain tmpfs when there is none),
  * so that binds of its nodes read in mountinfo as crun's binds of the
  * host's nodes do, but for the type.  Reachable only through *mnt_out
  * (O_CLOEXEC): no process of the container or the host can swap what is

@@ -122,16 +122,25 @@ copy_superopts (int fs, const char *superopts)
   return 0;
 }
 
-/* One fsopen'ed tmpfs context, the host's source and options on it when
- * copy, created.  Returns the context fd, or -1 with errno. */
+/* How much of the host's /dev filesystem a tmpfs copies. */
+enum copy_level
+{
+  COPY_NOTHING,
+  COPY_SOURCE,  /* the source only */
+  COPY_OPTIONS, /* the source and the super options */
+};
+
+/* One fsopen'ed tmpfs context with what level says of h on it, created.
+ * Returns the context fd, or -1 with errno. */
 static int
-create_tmpfs (const struct pr_host_dev_fs *h, bool copy)
+create_tmpfs (const struct pr_host_dev_fs *h, enum copy_level level)
 {
   _cleanup_close_ int fs = pr_sys_fsopen ("tmpfs", FSOPEN_CLOEXEC);
   if (fs < 0)
     return -1;
-  if (copy && (pr_sys_fsconfig (fs, FSCONFIG_SET_STRING, "source", h->source, 0) < 0
-               || copy_superopts (fs, h->superopts) < 0))
+  if (level >= COPY_SOURCE && pr_sys_fsconfig (fs, FSCONFIG_SET_STRING, "source", h->source, 0) < 0)
+    return -1;
+  if (level >= COPY_OPTIONS && copy_superopts (fs, h->superopts) < 0)
     return -1;
   if (pr_sys_fsconfig (fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return -1;
@@ -142,13 +151,18 @@ int
 pr_devices_private_tmpfs (int *mnt_out, pr_error **err)
 {
   struct pr_host_dev_fs h;
-  /* Only a tmpfs-like host filesystem has options a tmpfs takes. */
-  bool copy = host_dev_fs (&h) == 0 && (strcmp (h.fstype, "devtmpfs") == 0 || strcmp (h.fstype, "tmpfs") == 0);
-  _cleanup_close_ int fs = create_tmpfs (&h, copy);
-  if (fs < 0 && copy)
+  /* Only a tmpfs-like host filesystem has options a tmpfs takes; an
+   * option the kernel refuses (an LSM's "seclabel") leaves the source. */
+  enum copy_level level = COPY_NOTHING;
+  if (host_dev_fs (&h) == 0)
+    level = strcmp (h.fstype, "devtmpfs") == 0 || strcmp (h.fstype, "tmpfs") == 0 ? COPY_OPTIONS : COPY_SOURCE;
+  _cleanup_close_ int fs = create_tmpfs (&h, level);
+  while (fs < 0 && level > COPY_NOTHING)
     {
-      pr_debug ("tmpfs with the host's /dev options `%s` refused (%s); a plain one", h.superopts, strerror (errno));
-      fs = create_tmpfs (&h, false);
+      pr_debug ("tmpfs for the devices like the host's /dev (`%s` `%s`) refused (%s); less of it", h.source,
+                h.superopts, strerror (errno));
+      level--;
+      fs = create_tmpfs (&h, level);
     }
   if (fs < 0)
     return pr_error_set (err, errno, "create tmpfs for the container's devices");
