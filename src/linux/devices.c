@@ -5,6 +5,7 @@
  * mknod, chown or bind mount to the host. */
 #define _GNU_SOURCE
 #include "devices.h"
+#include "devices-internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "mount-internal.h"
 #include "safepath.h"
 #include "../base/log.h"
 #include "../base/syscall.h"
@@ -30,17 +32,23 @@ struct dev_node
   gid_t gid;
 };
 
-/* runtime-spec config-linux.md "Default Devices". */
+/* runtime-spec config-linux.md "Default Devices", in the order crun
+ * makes them: with a user namespace each is a mount, and mountinfo lists
+ * mounts in the order they were made (a rollout must read like a plain
+ * container, SPEC section 2 "Filesystem"). */
 static const struct dev_node default_devices[] = {
   { "/dev/null", S_IFCHR, 1, 3, 0666, 0, 0 },
   { "/dev/zero", S_IFCHR, 1, 5, 0666, 0, 0 },
   { "/dev/full", S_IFCHR, 1, 7, 0666, 0, 0 },
+  { "/dev/tty", S_IFCHR, 5, 0, 0666, 0, 0 },
   { "/dev/random", S_IFCHR, 1, 8, 0666, 0, 0 },
   { "/dev/urandom", S_IFCHR, 1, 9, 0666, 0, 0 },
-  { "/dev/tty", S_IFCHR, 5, 0, 0666, 0, 0 },
 };
 
+/* /dev/core is not in the runtime-spec, but runc and crun both make it:
+ * without it a container's /dev tells which runtime made it. */
 static const char *const default_links[][2] = {
+  { "/dev/core", "/proc/kcore" },
   { "/dev/ptmx", "pts/ptmx" },
   { "/dev/fd", "/proc/self/fd" },
   { "/dev/stdin", "/proc/self/fd/0" },
@@ -137,7 +145,8 @@ mknod_device (int rootfd, const struct dev_node *d, pr_error **err)
 
 /* In a user namespace mknod(2) is refused, so the host's node at the same
  * path is bind-mounted onto an empty file (its mode and owner are the
- * host's). */
+ * host's), nosuid and noexec as crun's binds are ("rw,nosuid,noexec,
+ * relatime" in mountinfo, whatever the host's /dev has). */
 static int
 bind_device (int rootfd, const struct dev_node *d, pr_error **err)
 {
@@ -160,6 +169,42 @@ bind_device (int rootfd, const struct dev_node *d, pr_error **err)
   pr_fd_path (target, p, sizeof p);
   if (mount (d->path, p, NULL, MS_BIND, NULL) < 0)
     return pr_error_set (err, errno, "bind mount device `%s`", d->path);
+  _cleanup_close_ int mnt = openat (pfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (mnt < 0)
+    return pr_error_set (err, errno, "open bind mount of device `%s`", d->path);
+  pr_fd_path (mnt, p, sizeof p);
+  return bind_remount (mnt, p, MS_NOSUID | MS_NOEXEC, 0, false, d->path, err);
+}
+
+/* Replaces the node's mount just attached at base (in pfd; target: an
+ * O_PATH fd of the file under it) by a copy of itself made now: a mount's
+ * id is from when it was made, mountinfo lists mounts by id, and stage 1
+ * made the node's mount before the root was mounted.  The copy is listed
+ * where crun's binds are, after the mounts of the config (SPEC section 2:
+ * a rollout reads like a plain container).  Where no copy can be made the
+ * first mount stays (the right node, listed earlier).  Errors: only when
+ * the first was detached and the copy could not take its place. */
+static int
+renew_device_mount (int pfd, const char *base, int target, const struct dev_node *d, pr_error **err)
+{
+  _cleanup_close_ int first = openat (pfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (first < 0)
+    return 0;
+  _cleanup_close_ int copy = pr_sys_open_tree (first, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  if (copy < 0)
+    {
+      pr_debug ("device `%s`: no copy of its mount (%s), keeping the first", d->path, strerror (errno));
+      return 0;
+    }
+  char p[32];
+  pr_fd_path (first, p, sizeof p);
+  if (umount2 (p, MNT_DETACH) < 0)
+    {
+      pr_debug ("device `%s`: the first mount stays (%s)", d->path, strerror (errno));
+      return 0;
+    }
+  if (pr_sys_move_mount (copy, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return pr_error_set (err, errno, "attach device `%s`", d->path);
   return 0;
 }
 
@@ -183,7 +228,7 @@ attach_device (int rootfd, const struct dev_node *d, int tree, pr_error **err)
     return pr_error_set (err, errno, "open mount target for device `%s`", d->path);
   if (pr_sys_move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return pr_error_set (err, errno, "attach device `%s`", d->path);
-  return 0;
+  return renew_device_mount (pfd, base, target, d, err);
 }
 
 static int
@@ -341,6 +386,94 @@ map_to_host (const struct pr_idmap *maps, size_t n, uint32_t id)
   return (uid_t) -1;
 }
 
+/* True when no range of maps reaches host id `id`: nobody in the
+ * container is the owner of a file of that id, nor has a capability over
+ * it (capabilities(7), "inode's UID and GID are mapped").  A container
+ * without maps gets false: its ids are not known here. */
+static bool
+host_id_unmapped (const struct pr_idmap *maps, size_t n, uint32_t id)
+{
+  if (n == 0)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (id >= maps[i].host_id && id - maps[i].host_id < maps[i].size)
+      return false;
+  return true;
+}
+
+/* True when default device d can be the host's own node, bound by the
+ * init as crun binds it (its mountinfo line then reads exactly as
+ * crun's): the host's node at the path is that device with that mode,
+ * and its owner is unmapped in the container, so the bind gives the
+ * container no way to chmod or chown the host's inode.  Under an identity
+ * map (a rollout's) the owner is mapped and a private node is made. */
+static bool
+host_node_fits (const struct pr_config *cfg, const struct dev_node *d)
+{
+  struct stat st;
+  if (lstat (d->path, &st) < 0 || (st.st_mode & S_IFMT) != d->type || st.st_rdev != makedev (d->major, d->minor)
+      || (st.st_mode & 07777) != (d->mode & 07777))
+    return false;
+  return host_id_unmapped (cfg->linux.uid_mappings, cfg->linux.n_uid_mappings, st.st_uid)
+         && host_id_unmapped (cfg->linux.gid_mappings, cfg->linux.n_gid_mappings, st.st_gid);
+}
+
+/* The name of device i in the private tmpfs: its path below /dev when it
+ * has one without "." or ".." components ("null", "net/tun": a bind's
+ * mountinfo root field is this path, "/null" as for crun's bind of the
+ * host's node), else "devI".  Writes into buf (size n). */
+static void
+node_name (const struct dev_node *d, size_t i, char *buf, size_t n)
+{
+  const char *rel = strncmp (d->path, "/dev/", 5) == 0 ? d->path + 5 : NULL;
+  if (rel && *rel && strlen (rel) < n && strstr (rel, "//") == NULL && rel[strlen (rel) - 1] != '/')
+    {
+      bool dots = false;
+      for (const char *c = rel; *c; c = strchrnul (c, '/'), c += *c == '/')
+        {
+          size_t l = strcspn (c, "/");
+          if ((l == 1 && c[0] == '.') || (l == 2 && c[0] == '.' && c[1] == '.'))
+            dots = true;
+        }
+      if (!dots)
+        {
+          snprintf (buf, n, "%s", rel);
+          return;
+        }
+    }
+  snprintf (buf, n, "dev%zu", i);
+}
+
+/* Makes the parent directories of name (relative, no dots) inside the
+ * private tmpfs mnt, mode 0755 as the host's /dev directories are. */
+static int
+node_parents (int mnt, const char *name, const struct dev_node *d, pr_error **err)
+{
+  _cleanup_free_ char *copy = xstrdup (name);
+  for (char *s = strchr (copy, '/'); s; s = strchr (s + 1, '/'))
+    {
+      *s = '\0';
+      if (mkdirat (mnt, copy, 0755) < 0 && errno != EEXIST)
+        return pr_error_set (err, errno, "mkdir `%s` for device `%s`", copy, d->path);
+      *s = '/';
+    }
+  return 0;
+}
+
+/* The host node's access and modification times onto the private node,
+ * when the host has that device at the path (ls -l shows them).  Best
+ * effort: a node without them is still the right one. */
+static void
+copy_host_times (int mnt, const char *name, const struct dev_node *d)
+{
+  struct stat st;
+  if (lstat (d->path, &st) < 0 || (st.st_mode & S_IFMT) != d->type || st.st_rdev != makedev (d->major, d->minor))
+    return;
+  struct timespec ts[2] = { st.st_atim, st.st_mtim };
+  if (utimensat (mnt, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+    pr_debug ("times of device `%s`: %s", d->path, strerror (errno));
+}
+
 /* Makes node d as entry `name` of the private tmpfs mnt (mode, and owner
  * mapped to host ids through the container's maps) and returns a detached
  * mount of that one node in *tree. */
@@ -348,6 +481,8 @@ static int
 private_node (const struct pr_config *cfg, int mnt, const char *name, const struct dev_node *d, int *tree,
               pr_error **err)
 {
+  if (node_parents (mnt, name, d, err) < 0)
+    return -1;
   if (mknodat (mnt, name, d->type | (d->mode & 07777), makedev (d->major, d->minor)) < 0)
     return pr_error_set (err, errno, "mknod `%s`", d->path);
   uid_t uid = map_to_host (cfg->linux.uid_mappings, cfg->linux.n_uid_mappings, d->uid);
@@ -356,28 +491,10 @@ private_node (const struct pr_config *cfg, int mnt, const char *name, const stru
     return pr_error_set (err, errno, "chown device `%s`", d->path);
   if (fchmodat (mnt, name, d->mode & 07777, 0) < 0)
     return pr_error_set (err, errno, "chmod device `%s`", d->path);
+  copy_host_times (mnt, name, d);
   *tree = pr_sys_open_tree (mnt, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (*tree < 0)
     return pr_error_set (err, errno, "open_tree device `%s`", d->path);
-  return 0;
-}
-
-/* A new tmpfs as a detached mount (fsopen(2), fsmount(2)): reachable only
- * through the returned fd, so no process of the container or the host can
- * swap what is made in it.  Mounted by the host's root, its device nodes
- * work wherever it is attached (no SB_I_NODEV). */
-static int
-private_tmpfs (int *mnt_out, pr_error **err)
-{
-  _cleanup_close_ int fs = pr_sys_fsopen ("tmpfs", FSOPEN_CLOEXEC);
-  if (fs < 0)
-    return pr_error_set (err, errno, "fsopen tmpfs for the container's devices");
-  if (pr_sys_fsconfig (fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0
-      || pr_sys_fsconfig (fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-    return pr_error_set (err, errno, "create tmpfs for the container's devices");
-  *mnt_out = pr_sys_fsmount (fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
-  if (*mnt_out < 0)
-    return pr_error_set (err, errno, "fsmount tmpfs for the container's devices");
   return 0;
 }
 
@@ -405,7 +522,7 @@ pr_devices_open (const struct pr_config *cfg, int **fds_out, pr_error **err)
   for (size_t i = 0; i < n; i++)
     fds[i] = -1;
   _cleanup_close_ int mnt = -1;
-  if (private_tmpfs (&mnt, err) < 0)
+  if (pr_devices_private_tmpfs (&mnt, err) < 0)
     {
       free (fds);
       return -1;
@@ -418,6 +535,9 @@ pr_devices_open (const struct pr_config *cfg, int **fds_out, pr_error **err)
           if (configured (cfg, default_devices[i].path))
             continue;
           d = default_devices[i];
+          /* -1: the init binds the host's node (bind_device). */
+          if (host_node_fits (cfg, &d))
+            continue;
         }
       else if (config_device_node (&cfg->linux.devices[i - nd], &d, err) < 0)
         {
@@ -426,11 +546,20 @@ pr_devices_open (const struct pr_config *cfg, int **fds_out, pr_error **err)
         }
       if (d.type == S_IFIFO)
         continue; /* the init can mknod a FIFO itself */
-      char name[32];
-      snprintf (name, sizeof name, "dev%zu", i);
+      char name[256];
+      node_name (&d, i, name, sizeof name);
       pr_error *e = NULL;
       if (private_node (cfg, mnt, name, &d, &fds[i], &e) == 0)
         continue;
+      /* Two entries with one path, or a device where another's directory
+       * goes (/dev/net and /dev/net/tun): the unique name then. */
+      if (e->errnum == EEXIST || e->errnum == ENOTDIR)
+        {
+          pr_error_free (&e);
+          snprintf (name, sizeof name, "dev%zu", i);
+          if (private_node (cfg, mnt, name, &d, &fds[i], &e) == 0)
+            continue;
+        }
       /* The device cgroup may refuse the mknod ("m" not allowed): the init
        * then binds the host's node, as before. */
       if (e->errnum == EPERM && fds[i] < 0)

@@ -25,7 +25,9 @@
  * symlink already at the path is replaced.  With in_userns (mknod is not
  * permitted there) an empty file is created and the node's detached mount
  * from pr_devices_open (dev_fds, indexed as that function says) is
- * attached onto it; without one (dev_fds NULL or -1: a mount namespace
+ * attached onto it, then replaced by a copy made at that moment, so that
+ * mountinfo lists it after the config's mounts, where crun's binds are;
+ * without one (dev_fds NULL or -1: a mount namespace
  * joined by path) the host's node at the same path is bind-mounted.
  * Errors: mknod/mkdir/mount/move_mount/chown/chmod errno naming the device
  * path; EINVAL for a device path that is not absolute. */
@@ -48,7 +50,14 @@ size_t pr_devices_count (const struct pr_config *cfg);
  * at that path, is still the configured one (issue #19 item 5; crun
  * creates them too), and nothing is made on the host's /dev.  A node the
  * device cgroup refuses to mknod (EPERM) gets -1: the init binds the
- * host's node then, as without this step.  Errors:
+ * host's node then, as without this step.
+ * What a plain container under crun shows is kept (SPEC section 2
+ * "Filesystem": a rollout reads like one): a default device whose host
+ * node is that device, with that mode and an owner no container id maps
+ * to, gets -1 too and is the host's node, as crun binds it; the tmpfs
+ * takes the source and options of the host's /dev filesystem, and each
+ * node its path below /dev ("null": mountinfo root "/null") and the host
+ * node's times (devices-internal.h).  Errors:
  * fsopen/fsconfig/fsmount errno; mknod/chown/chmod/open_tree errno naming
  * the device path; EINVAL for a bad device entry. */
 int pr_devices_open (const struct pr_config *cfg, int **fds_out, pr_error **err);

@@ -343,6 +343,20 @@ tmpcopyup (int rootfd, int under, const char *dest, pr_error **err)
 
 /* ---- other filesystems ------------------------------------------------ */
 
+/* Makes the sysfs just mounted at dest inside rootfd read-only (the mount,
+ * not its superblock).  Returns 0, or -1 when it cannot be reopened or
+ * remounted. */
+static int
+sysfs_readonly (int rootfd, const char *dest, pr_error **err)
+{
+  _cleanup_close_ int fd = -1;
+  if (pr_safe_open (rootfd, dest, O_PATH, 0, &fd, err) < 0)
+    return -1;
+  char p[32];
+  pr_fd_path (fd, p, sizeof p);
+  return bind_remount (fd, p, MS_RDONLY, 0, false, dest, err);
+}
+
 static int
 do_fs_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *f, const struct pr_config *cfg,
              bool in_userns, bool *dev_ro, pr_error **err)
@@ -367,7 +381,14 @@ do_fs_mount (int rootfd, const struct pr_mount *m, const struct pr_mount_flags *
       flags &= ~MS_RDONLY;
       *dev_ro = true;
     }
-  int r = mount (src, p, type, flags, data);
+  /* A read-only sysfs is mounted read-write and then made read-only on
+   * the mount only, as crun does: its super options then read "rw" in
+   * mountinfo, as a plain container's (SPEC section 2); no process of the
+   * container runs before the remount below. */
+  bool sysfs_ro = strcmp (type, "sysfs") == 0 && (flags & MS_RDONLY);
+  int r = mount (src, p, type, sysfs_ro ? flags & ~MS_RDONLY : flags, data);
+  if (r == 0 && sysfs_ro && sysfs_readonly (rootfd, m->destination, err) < 0)
+    return -1;
   if (r < 0 && errno == EPERM && in_userns && strcmp (type, "sysfs") == 0)
     {
       /* A user namespace without its own network namespace may not mount

@@ -57,10 +57,13 @@ int pr_rootfs_prepare (const struct pr_config *cfg, const struct pr_rootfs_opts 
  * covered. */
 int pr_rootfs_pivot (const struct pr_config *cfg, const struct pr_rootfs_opts *o, pr_error **err);
 
-/* After pivot: masks linux.maskedPaths (a read-only empty tmpfs for
- * directories, a bind of the container's /dev/null for files, made from
- * fds with open_tree/fsmount and move_mount; missing paths skipped), makes
- * linux.readonlyPaths read-only bind mounts, remounts root read-only when
+/* After pivot: masks linux.maskedPaths (a read-only empty tmpfs, source
+ * "tmpfs" and size=0k, for directories, a read-only bind of the
+ * container's /dev/null for files, made from fds with open_tree/fsmount
+ * and move_mount; missing paths skipped), makes linux.readonlyPaths
+ * read-only bind mounts (on procfs and sysfs without the source's nosuid,
+ * nodev, noexec: all of these read in mountinfo as crun's, so that a
+ * rollout reads like a plain container), remounts root read-only when
  * root.readonly, and sets rootfsPropagation on /.  /dev/null must be the
  * null device (character 1:3), else nothing is masked and EPERM is
  * returned (CVE-2025-31133: a symlink there once bound its target over

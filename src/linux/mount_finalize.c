@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/mount.h>
+#include <sys/statfs.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -44,13 +46,24 @@ open_null_device (int rootfd, int *fd_out, pr_error **err)
 
 /* Binds a copy of the mount at src_fd's file (open_tree(2) of the fd
  * itself, never a path the container could swap) onto the O_PATH fd
- * target (move_mount(2)). */
+ * target (move_mount(2)), read-only and without the nosuid, nodev and
+ * noexec /dev gave it: "ro,relatime" in mountinfo, as crun's masks read
+ * (a rollout reads like a plain container, SPEC section 2).  A mount
+ * whose flags are locked keeps them, read-only all the same. */
 static int
 bind_fd_onto (int src_fd, int target, const char *what, pr_error **err)
 {
   _cleanup_close_ int tree = pr_sys_open_tree (src_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
   if (tree < 0)
     return pr_error_set (err, errno, "mask `%s`: open_tree of `/dev/null`", what);
+  struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY,
+                             .attr_clr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+  if (pr_sys_mount_setattr (tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
+    {
+      attr.attr_clr = 0;
+      if (errno != EPERM || pr_sys_mount_setattr (tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
+        return pr_error_set (err, errno, "mask `%s`: make the bind of `/dev/null` read-only", what);
+    }
   if (pr_sys_move_mount (tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return pr_error_set (err, errno, "mask `%s`", what);
   return 0;
@@ -59,13 +72,18 @@ bind_fd_onto (int src_fd, int target, const char *what, pr_error **err)
 /* Attaches a new, empty, read-only tmpfs (SELinux context label when
  * set) onto the O_PATH fd target, with fsopen(2)/fsmount(2)/move_mount(2):
  * no path is looked up after the fd was opened (no /proc/self/fd link,
- * which a mount over the container's /proc could redirect). */
+ * which a mount over the container's /proc could redirect).  Source
+ * "tmpfs" and size=0k, as crun mounts it: mountinfo then reads
+ * "tmpfs tmpfs rw,size=0k" as for a plain container (SPEC section 2). */
 static int
 empty_ro_tmpfs_onto (int target, const char *label, const char *what, pr_error **err)
 {
   _cleanup_close_ int fs = pr_sys_fsopen ("tmpfs", FSOPEN_CLOEXEC);
   if (fs < 0)
     return pr_error_set (err, errno, "mask `%s`: fsopen tmpfs", what);
+  if (pr_sys_fsconfig (fs, FSCONFIG_SET_STRING, "source", "tmpfs", 0) < 0
+      || pr_sys_fsconfig (fs, FSCONFIG_SET_STRING, "size", "0k", 0) < 0)
+    return pr_error_set (err, errno, "mask `%s`: tmpfs options", what);
   if (label && *label && pr_selinux_enabled () && pr_sys_fsconfig (fs, FSCONFIG_SET_STRING, "context", label, 0) < 0)
     return pr_error_set (err, errno, "mask `%s`: tmpfs context `%s`", what, label);
   if (pr_sys_fsconfig (fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
@@ -120,7 +138,17 @@ readonly_path (int rootfd, const char *path, pr_error **err)
   if (pr_safe_open (rootfd, path, O_PATH, 0, &mnt, err) < 0)
     return -1;
   pr_fd_path (mnt, p, sizeof p);
-  return bind_remount (mnt, p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, 0, true, path, err);
+  if (bind_remount (mnt, p, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, 0, true, path, err) < 0)
+    return -1;
+  /* A procfs or sysfs path (the engines' defaults: /proc/sys, /proc/bus...)
+   * reads "ro,relatime" as crun makes it (a rollout reads like a plain
+   * container, SPEC section 2): its top mount loses nosuid, nodev and
+   * noexec, which guard nothing there (no setuid files, nodes or
+   * executables).  Any other path keeps them. */
+  struct statfs sfs;
+  if (fstatfs (mnt, &sfs) < 0 || (sfs.f_type != PROC_SUPER_MAGIC && sfs.f_type != SYSFS_MAGIC))
+    return 0;
+  return bind_remount (mnt, p, MS_RDONLY, MS_NOSUID | MS_NODEV | MS_NOEXEC, false, path, err);
 }
 
 int
