@@ -88,11 +88,11 @@ struct listeners
 {
   int agent;
   int phase;
-  int dns;            /* transparent mode: UDP 127.0.0.1:53 */
+  int dns[2];         /* transparent mode: UDP 127.0.0.1:53, [::1]:53 */
   int transparent[2]; /* transparent mode: TCP 127.0.0.1:3127, [::1]:3127 */
-  int vdns;           /* the verifier's: UDP 127.0.0.1:5354 */
+  int vdns[2];        /* the verifier's: UDP 127.0.0.1:5354, [::1]:5354 */
   int vtransparent[2]; /* the verifier's: TCP 127.0.0.1:3126, [::1]:3126 */
-  int sdns;           /* the setup's: UDP 127.0.0.1:5355 */
+  int sdns[2];        /* the setup's: UDP 127.0.0.1:5355, [::1]:5355 */
   int stransparent[2]; /* the setup's: TCP 127.0.0.1:3125, [::1]:3125 */
   struct pr_egress_peer_listener *peers;
   size_t n_peers;
@@ -105,8 +105,9 @@ listeners_close (struct listeners *l)
     close (l->agent);
   if (l->phase >= 0)
     close (l->phase);
-  int *fds[] = { &l->dns,  &l->transparent[0],  &l->transparent[1],  &l->vdns,
-                 &l->vtransparent[0], &l->vtransparent[1], &l->sdns, &l->stransparent[0], &l->stransparent[1] };
+  int *fds[] = { &l->dns[0],          &l->dns[1],          &l->transparent[0], &l->transparent[1],
+                 &l->vdns[0],         &l->vdns[1],         &l->vtransparent[0], &l->vtransparent[1],
+                 &l->sdns[0],         &l->sdns[1],         &l->stransparent[0], &l->stransparent[1] };
   for (size_t i = 0; i < PR_ARRAY_SIZE (fds); i++)
     if (*fds[i] >= 0)
       close (*fds[i]);
@@ -128,55 +129,74 @@ helper_needed (const struct pr_policy *p)
   return p->n_peers > 0 || phase_proxy_needed (p) || pr_policy_net_mode (p, PR_PHASE_AGENT) != PR_NET_NONE;
 }
 
-/* The resolver's UDP socket on 127.0.0.1:53: bound before the container
- * process runs, so the agent (even as root: no SO_REUSEADDR here) cannot
- * bind that address and port, or the wildcard, itself. */
-static int
-bind_dns (uint16_t port, int *fd_out, pr_error **err)
+/* The helper's own sockets in the container's namespace carry this mark
+ * (SO_MARK; a TCP listener's accepted sockets inherit it), so that the
+ * rules let their packets pass untouched.  Setting a mark takes
+ * CAP_NET_RAW or CAP_NET_ADMIN over the namespace, which the agent does
+ * not have (rollout.c drops both), so it cannot wear it. */
+static void
+mark_helper_socket (int fd)
 {
-  struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons (port) };
-  sa.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
-  int fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0)
-    return pr_error_set (err, errno, "socket");
-  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0)
-    {
-      int e = errno;
-      close (fd);
-      return pr_error_set (err, e, "bind 127.0.0.1:%u (udp) in the container", port);
-    }
-  *fd_out = fd;
-  return 0;
+  uint32_t mark = PR_TRANSPARENT_MARK_HELPER;
+  setsockopt (fd, SOL_SOCKET, SO_MARK, &mark, sizeof mark);
 }
 
-/* [::1]:3127, or nothing when the namespace has no IPv6 loopback. */
+/* A bound socket of family af (AF_INET: 127.0.0.1, AF_INET6: [::1],
+ * IPv6-only) of type (SOCK_DGRAM, or SOCK_STREAM then listening), with
+ * the helper's mark, and for TCP IP_TRANSPARENT / IPV6_TRANSPARENT: the
+ * rules' tproxy statement hands a connection only to a transparent
+ * socket, so a listener the agent might bind on another address is never
+ * chosen (setting it takes CAP_NET_RAW or CAP_NET_ADMIN: ip(7), ipv6(7)).
+ * Bound before the container process runs, so the agent (even as root:
+ * no SO_REUSEADDR on the UDP ones) cannot take the address and port, or
+ * the wildcard, itself.  *fd_out stays -1 for AF_INET6 when the namespace
+ * has no IPv6 loopback. */
 static int
-listen_tcp6_loopback (uint16_t port, int *fd_out, pr_error **err)
+bind_loopback (int af, int type, uint16_t port, int *fd_out, pr_error **err)
 {
-  struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons (port), .sin6_addr = IN6ADDR_LOOPBACK_INIT };
-  int fd = socket (AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0)
-    return errno == EAFNOSUPPORT ? 0 : pr_error_set (err, errno, "socket");
+  struct sockaddr_in s4 = { .sin_family = AF_INET, .sin_port = htons (port), .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons (port), .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+  const char *where = af == AF_INET ? "127.0.0.1" : "[::1]";
+  const char *proto = type == SOCK_DGRAM ? "udp" : "tcp";
   int one = 1;
-  setsockopt (fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen (fd, 512) < 0)
+  _cleanup_close_ int fd = socket (af, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return af == AF_INET6 && errno == EAFNOSUPPORT ? 0 : pr_error_set (err, errno, "socket (%s)", proto);
+  if (af == AF_INET6)
+    setsockopt (fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  mark_helper_socket (fd);
+  if (type == SOCK_STREAM)
     {
-      int e = errno;
-      close (fd);
-      return e == EADDRNOTAVAIL ? 0 : pr_error_set (err, e, "listen on [::1]:%u in the container", port);
+      setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      int r = af == AF_INET ? setsockopt (fd, SOL_IP, IP_TRANSPARENT, &one, sizeof one)
+                            : setsockopt (fd, SOL_IPV6, IPV6_TRANSPARENT, &one, sizeof one);
+      if (r < 0)
+        return pr_error_set (err, errno, "transparent egress: IP_TRANSPARENT on %s:%u", where, port);
     }
+  int r = af == AF_INET ? bind (fd, (struct sockaddr *) &s4, sizeof s4) : bind (fd, (struct sockaddr *) &s6, sizeof s6);
+  if (r < 0 && af == AF_INET6 && errno == EADDRNOTAVAIL)
+    return 0;
+  if (r < 0 || (type == SOCK_STREAM && listen (fd, 512) < 0))
+    return pr_error_set (err, errno, "bind %s:%u (%s) in the container", where, port, proto);
   *fd_out = fd;
+  fd = -1;
   return 0;
 }
 
-/* One phase's resolver and redirect target: dns (udp) and tcp on
- * 127.0.0.1, tcp on [::1] too. */
+/* One phase's resolver and its connections' target: dns (udp) and tcp on
+ * 127.0.0.1 and on [::1] (the rules lead IPv6 DNS to [::1]:dns: a port
+ * left free there would be the agent's to answer another phase's queries). */
 static int
-make_side (uint16_t dns, uint16_t tcp, int *dns_fd, int tcp_fd[2], pr_error **err)
+make_side (uint16_t dns, uint16_t tcp, int dns_fd[2], int tcp_fd[2], pr_error **err)
 {
-  if (bind_dns (dns, dns_fd, err) < 0 || listen_tcp ("127.0.0.1", tcp, &tcp_fd[0], err) < 0)
-    return -1;
-  return listen_tcp6_loopback (tcp, &tcp_fd[1], err);
+  for (int i = 0; i < 2; i++)
+    {
+      int af = i == 0 ? AF_INET : AF_INET6;
+      if (bind_loopback (af, SOCK_DGRAM, dns, &dns_fd[i], err) < 0
+          || bind_loopback (af, SOCK_STREAM, tcp, &tcp_fd[i], err) < 0)
+        return -1;
+    }
+  return 0;
 }
 
 /* Transparent mode (on by default, agent not no-network): the routes
@@ -186,13 +206,13 @@ static int
 make_transparent (const struct pr_transparent_cgroups *cg, struct listeners *l, pr_error **err)
 {
   if (pr_transparent_setup_netns (cg, err) < 0
-      || make_side (PR_TRANSPARENT_DNS_PORT, PR_TRANSPARENT_PORT, &l->dns, l->transparent, err) < 0)
+      || make_side (PR_TRANSPARENT_DNS_PORT, PR_TRANSPARENT_PORT, l->dns, l->transparent, err) < 0)
     return -1;
   if (cg->verifier.nft_path
-      && make_side (PR_TRANSPARENT_VERIFIER_DNS_PORT, PR_TRANSPARENT_VERIFIER_PORT, &l->vdns, l->vtransparent, err) < 0)
+      && make_side (PR_TRANSPARENT_VERIFIER_DNS_PORT, PR_TRANSPARENT_VERIFIER_PORT, l->vdns, l->vtransparent, err) < 0)
     return -1;
   if (cg->setup.nft_path
-      && make_side (PR_TRANSPARENT_SETUP_DNS_PORT, PR_TRANSPARENT_SETUP_PORT, &l->sdns, l->stransparent, err) < 0)
+      && make_side (PR_TRANSPARENT_SETUP_DNS_PORT, PR_TRANSPARENT_SETUP_PORT, l->sdns, l->stransparent, err) < 0)
     return -1;
   return 0;
 }
@@ -352,11 +372,11 @@ run_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int contr
     .peers = l->peers,
     .n_peers = l->n_peers,
     .control_fd = control,
-    .dns_fd = l->dns,
+    .dns_fd = { l->dns[0], l->dns[1] },
     .transparent_fd = { l->transparent[0], l->transparent[1] },
-    .verifier_dns_fd = l->vdns,
+    .verifier_dns_fd = { l->vdns[0], l->vdns[1] },
     .verifier_transparent_fd = { l->vtransparent[0], l->vtransparent[1] },
-    .setup_dns_fd = l->sdns,
+    .setup_dns_fd = { l->sdns[0], l->sdns[1] },
     .setup_transparent_fd = { l->stransparent[0], l->stransparent[1] },
     .log_path = log,
     .totals_path = totals,
@@ -500,11 +520,11 @@ pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const c
 {
   struct listeners l = { .agent = -1,
                          .phase = -1,
-                         .dns = -1,
+                         .dns = { -1, -1 },
                          .transparent = { -1, -1 },
-                         .vdns = -1,
+                         .vdns = { -1, -1 },
                          .vtransparent = { -1, -1 },
-                         .sdns = -1,
+                         .sdns = { -1, -1 },
                          .stransparent = { -1, -1 } };
   struct pr_transparent_cgroups cg = { { 0 } };
   struct dns_files dns;

@@ -1,6 +1,7 @@
 /* transparent.c - routes and nftables rules of transparent egress inside
  * the container's network namespace (see transparent.h).
- * Source: nft(8) (redirect, reject, ct direction), libnftables(3). */
+ * Source: nft(8) (tproxy, notrack, redirect, reject, socket cgroupv2),
+ * libnftables(3); the kernel's Documentation/networking/tproxy.rst. */
 #define _GNU_SOURCE
 #include "transparent.h"
 #include "../base/log.h"
@@ -17,52 +18,103 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-/* The nat rules that lead sockets created in cgroup g to the resolver
- * on dns and the listener on tcp ("" when g has no path). */
+/* The rule that marks the packets of sockets created in cgroup g with
+ * mark ("" when g has no path).  nft's `socket cgroupv2` looks at the
+ * sending socket, which only the output hook still has: the prerouting
+ * rules below see the packet after loopback, with the mark. */
 static char *
-phase_rules (const struct pr_transparent_vcg *g, int dns, int tcp)
+phase_mark (const struct pr_transparent_vcg *g, unsigned mark)
 {
   if (g->nft_path == NULL)
     return xstrdup ("");
-  _cleanup_free_ char *m = xasprintf ("socket cgroupv2 level %u \"%s\"", g->level, g->nft_path);
-  return xasprintf ("  %s udp dport 53 redirect to :%d\n"
-                    "  %s meta l4proto tcp ip daddr != 127.0.0.0/8 redirect to :%d\n"
-                    "  %s meta l4proto tcp ip6 daddr != ::1 redirect to :%d\n",
-                    m, dns, m, tcp, m, tcp);
+  return xasprintf ("  socket cgroupv2 level %u \"%s\" meta mark set 0x%x\n", g->level, g->nft_path, mark);
 }
 
-/* Replies (the helper's packets back to the redirected client) pass;
- * the helper's own ports take only what the rules redirected (a direct
- * connect to the verifier's would otherwise be judged as the verifier);
- * anything else that would leave loopback after the redirect (UDP other
- * than DNS, ICMP, a protocol of its own) is refused.  The phases' rules
- * come first: nft takes the first redirect that matches. */
+/* The rules, one table (the comments in the text say why each is there).
+ *
+ * TCP: no NAT.  The local default routes deliver every destination over
+ * lo, and at prerouting a tproxy statement hands the connection to the
+ * helper's transparent listener of the sending phase (by the mark set at
+ * output), which reads the original destination as the accepted socket's
+ * own address.  tproxy picks only sockets with IP_TRANSPARENT, so a
+ * listener of the agent's, on any address, is never chosen; whatever no
+ * listener takes is dropped, never delivered to a local socket.  TCP is
+ * untracked (notrack): the NAT redirect this replaced turned connection
+ * tracking on for every packet of the namespace, 10-15% of a download's
+ * throughput here (docs/performance.md "The transparent egress path").
+ *
+ * UDP: DNS only, redirected (NAT, so tracked) to the phase's resolver on
+ * 127.0.0.1 or [::1], whose answers come back from the address asked;
+ * other UDP, ICMP and any other protocol that would leave loopback are
+ * refused.  The helper's own sockets carry PR_TRANSPARENT_MARK_HELPER
+ * and pass untouched. */
 static char *
 ruleset (const struct pr_transparent_cgroups *cg)
 {
-  _cleanup_free_ char *v = phase_rules (&cg->verifier, PR_TRANSPARENT_VERIFIER_DNS_PORT, PR_TRANSPARENT_VERIFIER_PORT);
-  _cleanup_free_ char *st = phase_rules (&cg->setup, PR_TRANSPARENT_SETUP_DNS_PORT, PR_TRANSPARENT_SETUP_PORT);
-  return xasprintf ("table inet proctor {\n"
-                    " chain nat_out {\n"
-                    "  type nat hook output priority -100; policy accept;\n"
-                    "%s%s"
-                    "  udp dport 53 redirect to :53\n"
-                    "  tcp dport 53 redirect to :53\n"
-                    "  meta l4proto tcp ip daddr != 127.0.0.0/8 redirect to :%d\n"
-                    "  meta l4proto tcp ip6 daddr != ::1 redirect to :%d\n"
-                    " }\n"
-                    " chain filter_out {\n"
-                    "  type filter hook output priority 0; policy accept;\n"
-                    "  ct direction reply accept\n"
-                    "  tcp dport { %d, %d, %d } ct status & dnat == 0 reject\n"
-                    "  udp dport { %d, %d } ct status & dnat == 0 reject\n"
-                    "  ip daddr != 127.0.0.0/8 reject\n"
-                    "  ip6 daddr != ::1 reject\n"
-                    " }\n"
-                    "}\n",
-                    v, st, PR_TRANSPARENT_PORT, PR_TRANSPARENT_PORT, PR_TRANSPARENT_SETUP_PORT,
-                    PR_TRANSPARENT_VERIFIER_PORT, PR_TRANSPARENT_PORT, PR_TRANSPARENT_VERIFIER_DNS_PORT,
-                    PR_TRANSPARENT_SETUP_DNS_PORT);
+  _cleanup_free_ char *v = phase_mark (&cg->verifier, PR_TRANSPARENT_MARK_VERIFIER);
+  _cleanup_free_ char *st = phase_mark (&cg->setup, PR_TRANSPARENT_MARK_SETUP);
+  const unsigned h = PR_TRANSPARENT_MARK_HELPER, vm = PR_TRANSPARENT_MARK_VERIFIER, sm = PR_TRANSPARENT_MARK_SETUP;
+  const int ap = PR_TRANSPARENT_PORT, vp = PR_TRANSPARENT_VERIFIER_PORT, sp = PR_TRANSPARENT_SETUP_PORT;
+  const int ad = PR_TRANSPARENT_DNS_PORT, vd = PR_TRANSPARENT_VERIFIER_DNS_PORT, sd = PR_TRANSPARENT_SETUP_DNS_PORT;
+  return xasprintf (
+      "table inet proctor {\n"
+      " chain raw_out {\n"
+      "  type filter hook output priority raw; policy accept;\n"
+      "  meta l4proto tcp notrack\n"
+      " }\n"
+      " chain raw_pre {\n"
+      "  type filter hook prerouting priority raw; policy accept;\n"
+      "  meta l4proto tcp notrack\n"
+      " }\n"
+      /* Who sent it: the helper (its own mark, kept), a verifier or setup
+       * session (their cgroup), or else the agent (mark 0, whatever the
+       * socket had). */
+      " chain mark_out {\n"
+      "  type filter hook output priority mangle; policy accept;\n"
+      "  meta mark 0x%x return\n"
+      "  meta mark set 0\n"
+      "%s%s"
+      " }\n"
+      " chain nat_out {\n"
+      "  type nat hook output priority -100; policy accept;\n"
+      "  meta mark 0x%x udp dport 53 redirect to :%d\n"
+      "  meta mark 0x%x udp dport 53 redirect to :%d\n"
+      "  meta mark 0 udp dport 53 redirect to :%d\n"
+      " }\n"
+      " chain filter_out {\n"
+      "  type filter hook output priority 0; policy accept;\n"
+      "  meta mark 0x%x accept\n"
+      "  ct direction reply accept\n"
+      /* DNS over TCP is not served: refused at once (a resolver falls
+       * back to it only for answers too long for UDP, which stand-ins
+       * never are), never left to a listener of the agent's. */
+      "  tcp dport 53 reject with tcp reset\n"
+      /* The helper's ports take only what tproxy hands them: dialled
+       * directly (a loopback destination), the verifier's would judge
+       * the agent as the verifier. */
+      "  ip daddr 127.0.0.0/8 tcp dport { %d, %d, %d } reject with tcp reset\n"
+      "  ip6 daddr ::1 tcp dport { %d, %d, %d } reject with tcp reset\n"
+      "  udp dport { %d, %d } ct status & dnat == 0 reject\n"
+      "  meta l4proto tcp accept\n"
+      "  ip daddr != 127.0.0.0/8 reject\n"
+      "  ip6 daddr != ::1 reject\n"
+      " }\n"
+      " chain divert {\n"
+      "  type filter hook prerouting priority mangle; policy accept;\n"
+      "  meta mark 0x%x accept\n"
+      "  meta l4proto != tcp accept\n"
+      "  ip daddr 127.0.0.0/8 accept\n"
+      "  ip6 daddr ::1 accept\n"
+      "  meta mark 0x%x meta nfproto ipv4 meta l4proto tcp tproxy ip to 127.0.0.1:%d accept\n"
+      "  meta mark 0x%x meta nfproto ipv6 meta l4proto tcp tproxy ip6 to [::1]:%d accept\n"
+      "  meta mark 0x%x meta nfproto ipv4 meta l4proto tcp tproxy ip to 127.0.0.1:%d accept\n"
+      "  meta mark 0x%x meta nfproto ipv6 meta l4proto tcp tproxy ip6 to [::1]:%d accept\n"
+      "  meta mark 0 meta nfproto ipv4 meta l4proto tcp tproxy ip to 127.0.0.1:%d accept\n"
+      "  meta mark 0 meta nfproto ipv6 meta l4proto tcp tproxy ip6 to [::1]:%d accept\n"
+      "  drop\n"
+      " }\n"
+      "}\n",
+      h, v, st, vm, vd, sm, sd, ad, h, ap, vp, sp, ap, vp, sp, vd, sd, h, vm, vp, vm, vp, sm, sp, sm, sp, ap, ap);
 }
 
 /* The off switch, for every message about what transparent egress lacks. */
@@ -185,6 +237,31 @@ pr_transparent_available (pr_error **err)
   return r;
 }
 
+/* nft's error buffer repeats the offending rule and a caret line after
+ * each "Error:" line, and may start with a newline: the one line a user
+ * needs is the first that says "Error" (else the first non-empty one),
+ * returned in a static buffer. */
+static const char *
+first_error_line (const char *buf)
+{
+  static char line[256];
+  const char *pick = NULL;
+  for (const char *p = buf; *p; p += strcspn (p, "\n"), p += *p == '\n')
+    {
+      size_t n = strcspn (p, "\n");
+      if (n == 0)
+        continue;
+      if (pick == NULL || memmem (p, n, "Error", 5) != NULL)
+        pick = p;
+      if (memmem (p, n, "Error", 5) != NULL)
+        break;
+    }
+  if (pick == NULL)
+    return "(nft said nothing)";
+  snprintf (line, sizeof line, "%.*s", (int) strcspn (pick, "\n"), pick);
+  return line;
+}
+
 static int
 load_rules (const struct pr_transparent_cgroups *cg, pr_error **err)
 {
@@ -204,9 +281,9 @@ load_rules (const struct pr_transparent_cgroups *cg, pr_error **err)
   api.buffer_error (ctx);
   if (api.run_cmd_from_buffer (ctx, rules) != 0)
     {
-      _cleanup_free_ char *msg = xstrdup (api.get_error_buffer (ctx) ? api.get_error_buffer (ctx) : "");
-      msg[strcspn (msg, "\n")] = '\0';
-      pr_error_set (err, EINVAL, "transparent egress: loading the nftables rules failed: %s", msg);
+      const char *buf = api.get_error_buffer (ctx);
+      pr_error_set (err, EINVAL, "transparent egress: loading the nftables rules failed: %s " OFF_SWITCH,
+                    first_error_line (buf ? buf : ""));
     }
   else
     ret = 0;

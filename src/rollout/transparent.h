@@ -1,11 +1,12 @@
 /* transparent.h - the runtime's side of transparent egress (policy key
  * network.transparent; docs/rollout.md "Transparent egress"): routes and
  * nftables rules in the container's network namespace that lead every
- * DNS query to the egress helper's resolver (127.0.0.1:53) and every
- * other outgoing TCP connection to its transparent listener
- * (127.0.0.1:3127, [::1]:3127), and refuse any other traffic that would
- * leave loopback.  The agent has no CAP_NET_ADMIN in that namespace, so it
- * cannot change them. */
+ * DNS query to the egress helper's resolver (NAT redirect to 127.0.0.1:53
+ * or [::1]:53) and every other outgoing TCP connection to its transparent
+ * listener (tproxy to 127.0.0.1:3127 or [::1]:3127, no NAT, untracked),
+ * and refuse any other traffic that would leave loopback.  The agent has
+ * neither CAP_NET_ADMIN nor CAP_NET_RAW in that namespace, so it cannot
+ * change them, mark its packets or make a transparent socket. */
 #ifndef PROCTOR_TRANSPARENT_H
 #define PROCTOR_TRANSPARENT_H
 
@@ -26,6 +27,14 @@
  * nobody else can (not children: see phase_cgroup_path in transparent.c). */
 #define PR_TRANSPARENT_VERIFIER_CGROUP "proctor-verifier"
 #define PR_TRANSPARENT_SETUP_CGROUP "proctor-setup"
+
+/* Packet marks (SO_MARK, nft meta mark) in the container's namespace:
+ * the helper's own sockets (set by the runtime when it makes them), and
+ * what the rules set at output for a verifier's or a setup's socket (by
+ * its cgroup); everything else is set to 0, the agent's. */
+#define PR_TRANSPARENT_MARK_HELPER 0x70720001u
+#define PR_TRANSPARENT_MARK_VERIFIER 0x70720002u
+#define PR_TRANSPARENT_MARK_SETUP 0x70720003u
 
 /* Where the rules find a phase's cgroup: nft's path (relative to
  * /sys/fs/cgroup) and its depth in the cgroup2 hierarchy. */
@@ -75,12 +84,15 @@ int pr_transparent_enter_phase_cgroup (const char *cgroup_path, const char *name
  * namespace has no IPv6) and loads the table "inet proctor" with
  * libnftables (dlopen'd, so a create without transparent mode never loads
  * it).  With cg->verifier.nft_path, sockets created in that cgroup (the
- * verifier's sessions) are led to 127.0.0.1:5354 and :3126 instead; with
- * cg->setup.nft_path, the setup's to :5355 and :3125; the helper's ports
- * other than 53 take only redirected traffic, so an agent that dials them
- * directly is refused.  Errors: the route's errno; ENOENT as
- * pr_transparent_available; EINVAL with nft's own message when the rules
- * do not load (a kernel without nf_tables or nf_nat). */
+ * verifier's sessions) are led to port 5354 (DNS) and 3126 instead; with
+ * cg->setup.nft_path, the setup's to 5355 and 3125; the helper's ports
+ * other than 53 take only what the rules lead there, so an agent that
+ * dials them directly is refused.  The listeners must be transparent
+ * sockets with PR_TRANSPARENT_MARK_HELPER (network.c); until they exist
+ * every outgoing TCP connection is dropped.  Errors: the route's errno;
+ * ENOENT as pr_transparent_available; EINVAL with nft's own message when
+ * the rules do not load (a kernel without nf_tables, nf_nat, nft_tproxy
+ * or nft_socket). */
 int pr_transparent_setup_netns (const struct pr_transparent_cgroups *cg, pr_error **err);
 
 #endif

@@ -360,6 +360,61 @@ for port in (3126, 3127):
 # cgroup.procs of a phase cgroup that was a child of the container's and
 # get that phase's way out.  The phase cgroups are siblings: not in any
 # mount the agent can make.
+# The agent's own listeners take nothing that another phase sends out:
+# the helper holds its resolver ports on [::1] as well as 127.0.0.1 (IPv6
+# DNS is led to [::1]:PORT; found free by a trial), a listener of the
+# agent's on the wildcard never gets a connection to an outside address
+# (the rules hand those to the helper's transparent sockets, never to a
+# local socket), and DNS over TCP, which the helper does not serve, is
+# refused at once rather than led to a port the agent can bind.
+@test "transparent: the agent's listeners on [::1], the wildcard or TCP 53 take none of the verifier's DNS or connections" {
+	need_image bookworm
+	start_rollout
+	run pm exec -u 0 "$NAME" python3 -c 'import socket
+for port in (53, 5354, 5355):
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    try: s.bind(("::1", port)); print("bound udp", port)
+    except OSError as e: print("udp", port, e.strerror)
+for port in (3125, 3126, 3127):
+    s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try: s.bind(("::1", port)); s.listen(); print("bound tcp", port)
+    except OSError as e: print("tcp", port, e.strerror)'
+	[[ "$output" != *bound* ]] || fail_with "$output"
+	# The agent listens on 0.0.0.0 and [::] for 8080 and on TCP 53, and
+	# answers anything it gets with its own words.
+	pm exec -d -u 0 "$NAME" python3 -c 'import socket, threading
+def serve(fam, addr, port):
+    s = socket.socket(fam, socket.SOCK_STREAM); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if fam == socket.AF_INET6: s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    s.bind((addr, port)); s.listen()
+    while True:
+        c, _ = s.accept(); c.recv(4096)
+        c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 11\r\n\r\nagent-says\n"); c.close()
+for a in ((socket.AF_INET, "0.0.0.0", 8080), (socket.AF_INET6, "::", 8080), (socket.AF_INET, "0.0.0.0", 53)):
+    threading.Thread(target=serve, args=a).start()
+open("/tmp/agent-listens", "w").close()'
+	local i
+	for i in $(seq 50); do pm exec "$NAME" test -e /tmp/agent-listens && break; sleep 0.1; done
+	run in_verifier curl -sS --noproxy '*' --max-time 10 http://verifier.test:8080/hello.txt
+	[ "$output" = origin-says-hello ] || fail_with "the verifier got: $output"
+	run in_agent curl -sS --noproxy '*' --max-time 10 "http://$TP_PUB:8080/hello.txt"
+	[[ "$output" != *agent-says* ]] || fail_with "a bare address reached the agent's listener: $output"
+	# The verifier's DNS over IPv6 (to any nameserver) is answered by the
+	# helper with the verifier's policy, and over TCP refused at once.
+	run in_verifier python3 -c 'import socket, struct
+q = struct.pack("!HHHHHH", 7, 0x100, 1, 0, 0, 0) + b"\x08verifier\x04test\x00\x00\x01\x00\x01"
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.settimeout(5)
+s.sendto(q, ("2001:db8::53", 53)); r = s.recv(512)
+print("rcode", r[3] & 15, "answers", struct.unpack("!H", r[6:8])[0])
+try:
+    t = socket.create_connection(("192.0.2.53", 53), timeout=5)
+    t.sendall(struct.pack("!H", len(q)) + q); print("tcp dns got", t.recv(512))
+except OSError as e: print("tcp dns refused:", e.strerror)'
+	[[ "$output" == *"rcode 0 answers 1"* && "$output" == *"tcp dns refused"* ]] || fail_with "$output"
+	logged_phase verifier verifier.test DNS allow
+}
+
 @test "transparent: an agent with its own user and cgroup namespace cannot join the verifier's or the setup's cgroup" {
 	need_image bookworm
 	start_rollout

@@ -139,7 +139,7 @@ main (int argc, char **argv)
   const char *policy_path = NULL, *agent = NULL, *verifier = NULL, *peer_addr = "127.0.0.1";
   const char *control = NULL, *ready = NULL, *reachable_text = "";
   struct pr_reachable reachable = { 0 };
-  struct pr_egress_config cfg = { .agent_fd = -1, .verifier_fd = -1, .control_fd = -1, .dns_fd = -1, .transparent_fd = { -1, -1 }, .verifier_dns_fd = -1, .verifier_transparent_fd = { -1, -1 }, .setup_dns_fd = -1, .setup_transparent_fd = { -1, -1 }, .container_pidfd = -1,
+  struct pr_egress_config cfg = { .agent_fd = -1, .verifier_fd = -1, .control_fd = -1, .dns_fd = { -1, -1 }, .transparent_fd = { -1, -1 }, .verifier_dns_fd = { -1, -1 }, .verifier_transparent_fd = { -1, -1 }, .setup_dns_fd = { -1, -1 }, .setup_transparent_fd = { -1, -1 }, .container_pidfd = -1,
                                   .ready_fd = -1, .uid = PR_EGRESS_DEFAULT_UID, .gid = PR_EGRESS_DEFAULT_GID };
   _cleanup_policy_ struct pr_policy *policy = NULL;
   pr_error *err = NULL;

@@ -198,7 +198,7 @@ struct pr_egress
     enum pr_phase phase;
     enum pr_conn_kind kind;
     struct evconnlistener *l[2]; /* IPv4, IPv6 (NULL: none) */
-    struct event *dns_ev;
+    struct event *dns_ev[2]; /* IPv4, IPv6 (NULL: none) */
   } tside[PR_EGRESS_TSIDES];
   char *standins[PR_EGRESS_MAX_STANDINS];  /* name of stand-in 100.64.0.(i+1) */
   size_t n_standins;

@@ -354,7 +354,7 @@ transparent_accept_cb (struct evconnlistener *l, evutil_socket_t fd, struct sock
 static struct evconnlistener *listen_on (struct pr_egress *eg, int fd, evconnlistener_cb cb, void *arg);
 
 static int
-transparent_setup (struct pr_egress *eg, int side, int dns_fd, const int tcp_fd[2], pr_error **err)
+transparent_setup (struct pr_egress *eg, int side, const int dns_fd[2], const int tcp_fd[2], pr_error **err)
 {
   struct pr_transparent_side *ts = &eg->tside[side];
   ts->eg = eg;
@@ -364,11 +364,14 @@ transparent_setup (struct pr_egress *eg, int side, int dns_fd, const int tcp_fd[
   for (int t = 0; t < 2; t++)
     if (tcp_fd[t] >= 0 && (ts->l[t] = listen_on (eg, tcp_fd[t], transparent_accept_cb, ts)) == NULL)
       return pr_error_set (err, errno, "egress: transparent listener");
-  if (dns_fd < 0)
-    return 0;
-  ts->dns_ev = event_new (eg->base, dns_fd, EV_READ | EV_PERSIST, pr_transparent_dns_cb, ts);
-  if (ts->dns_ev == NULL || event_add (ts->dns_ev, NULL) < 0)
-    return pr_error_set (err, 0, "egress: cannot watch the resolver socket");
+  for (int t = 0; t < 2; t++)
+    {
+      if (dns_fd[t] < 0)
+        continue;
+      ts->dns_ev[t] = event_new (eg->base, dns_fd[t], EV_READ | EV_PERSIST, pr_transparent_dns_cb, ts);
+      if (ts->dns_ev[t] == NULL || event_add (ts->dns_ev[t], NULL) < 0)
+        return pr_error_set (err, 0, "egress: cannot watch the resolver socket");
+    }
   return 0;
 }
 
@@ -530,15 +533,19 @@ egress_teardown (struct pr_egress *eg)
       for (int t = 0; t < 2; t++)
         if (eg->tside[s].l[t])
           evconnlistener_free (eg->tside[s].l[t]);
-      if (eg->tside[s].dns_ev)
-        event_free (eg->tside[s].dns_ev);
+      for (int t = 0; t < 2; t++)
+        if (eg->tside[s].dns_ev[t])
+          event_free (eg->tside[s].dns_ev[t]);
     }
-  if (eg->cfg->dns_fd >= 0)
-    close (eg->cfg->dns_fd);
-  if (eg->cfg->verifier_dns_fd >= 0)
-    close (eg->cfg->verifier_dns_fd);
-  if (eg->cfg->setup_dns_fd >= 0)
-    close (eg->cfg->setup_dns_fd);
+  for (int t = 0; t < 2; t++)
+    {
+      if (eg->cfg->dns_fd[t] >= 0)
+        close (eg->cfg->dns_fd[t]);
+      if (eg->cfg->verifier_dns_fd[t] >= 0)
+        close (eg->cfg->verifier_dns_fd[t]);
+      if (eg->cfg->setup_dns_fd[t] >= 0)
+        close (eg->cfg->setup_dns_fd[t]);
+    }
   pr_transparent_free (eg);
   if (eg->verifier_l)
     evconnlistener_free (eg->verifier_l);

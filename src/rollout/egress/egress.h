@@ -60,11 +60,11 @@ struct pr_egress_config
   struct pr_egress_peer_listener *peers;
   size_t n_peers;
   int control_fd;                  /* listening unix socket (control protocol) */
-  int dns_fd;                      /* transparent mode: UDP 127.0.0.1:53 in the container netns; -1 = off */
+  int dns_fd[2];                   /* transparent mode: UDP 127.0.0.1:53, [::1]:53 in the container netns; -1 = none */
   int transparent_fd[2];           /* transparent mode: TCP 127.0.0.1:3127, [::1]:3127; -1 = none */
-  int verifier_dns_fd;             /* the verifier's resolver, UDP 127.0.0.1:5354; -1 = none */
+  int verifier_dns_fd[2];          /* the verifier's resolver, UDP 127.0.0.1:5354, [::1]:5354; -1 = none */
   int verifier_transparent_fd[2];  /* the verifier's TCP 127.0.0.1:3126, [::1]:3126; -1 = none */
-  int setup_dns_fd;                /* the setup's resolver, UDP 127.0.0.1:5355; -1 = none */
+  int setup_dns_fd[2];             /* the setup's resolver, UDP 127.0.0.1:5355, [::1]:5355; -1 = none */
   int setup_transparent_fd[2];     /* the setup's TCP 127.0.0.1:3125, [::1]:3125; -1 = none */
   const char *log_path;            /* decision log (append) */
   const char *totals_path;         /* per-phase totals (rewritten in place); NULL = none */

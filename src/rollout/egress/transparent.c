@@ -1,8 +1,8 @@
 /* transparent.c - the egress helper's side of transparent egress (SPEC
  * section 2 "Network"; docs/rollout.md "Transparent egress"): the resolver
- * answering the container's DNS queries (redirected to 127.0.0.1:53 by the
- * runtime's nftables rules, src/rollout/transparent.c) and the connections
- * the rules redirect to 127.0.0.1:3127 / [::1]:3127.
+ * answering the container's DNS queries (redirected to 127.0.0.1:53 or
+ * [::1]:53 by the runtime's nftables rules, src/rollout/transparent.c) and
+ * the connections the rules hand to 127.0.0.1:3127 / [::1]:3127 (tproxy).
  *
  * An allowed name gets a stand-in address from 100.64.0.0/16 (RFC 6598
  * shared address space, never a destination of ours), one per name for the
@@ -10,8 +10,8 @@
  * which the helper resolves itself and checks like a proxied one (address
  * classes, ports), then splices (relay.c).  A denied name gets NXDOMAIN;
  * every answer is a line in the decision log (method "DNS").
- * Source: RFC 1035, RFC 6598; SO_ORIGINAL_DST (netfilter, ip(7) has no
- * entry: linux/netfilter_ipv4.h), IP6T_SO_ORIGINAL_DST. */
+ * Source: RFC 1035, RFC 6598; the kernel's Documentation/networking/tproxy.rst
+ * (the accepted socket's address is the original destination). */
 #include "egress-internal.h"
 #include <event2/buffer.h>
 #include "dnsmsg.h"
@@ -20,8 +20,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <linux/netfilter_ipv4.h>
-#include <linux/netfilter_ipv6/ip6_tables.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -328,15 +326,14 @@ wait_first_bytes (struct pr_conn *c)
   bufferevent_enable (cli, EV_READ);
 }
 
-/* The destination the client dialled before the redirect. */
+/* The destination the client dialled: the rules' tproxy statement hands
+ * the connection over unchanged, so it is the accepted socket's own
+ * address (Documentation/networking/tproxy.rst). */
 static int
 original_dst (int fd, struct sockaddr_storage *ss)
 {
   socklen_t l = sizeof *ss;
-  if (getsockopt (fd, SOL_IP, SO_ORIGINAL_DST, ss, &l) == 0)
-    return 0;
-  l = sizeof *ss;
-  return getsockopt (fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, ss, &l);
+  return getsockname (fd, (struct sockaddr *) ss, &l);
 }
 
 void
@@ -370,8 +367,8 @@ pr_transparent_begin (struct pr_conn *c, int fd, enum pr_phase phase)
       inet_ntop (AF_INET6, &s6->sin6_addr, text, sizeof text);
     }
   pr_conn_set_target (c, "TCP", host ? host : text, port);
-  /* Loopback is never redirected: an original destination there is a
-   * client that dialled the helper's port itself. */
+  /* Loopback is never led here: a loopback address is a client that
+   * dialled the helper's port itself (the rules refuse that too). */
   if ((ss.ss_family == AF_INET && ntohl (((const struct sockaddr_in *) &ss)->sin_addr.s_addr) >> 24 == 127)
       || (ss.ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK (&((const struct sockaddr_in6 *) &ss)->sin6_addr)))
     {
