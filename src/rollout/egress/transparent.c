@@ -191,76 +191,51 @@ pr_transparent_dns_cb (evutil_socket_t fd, short what, void *arg)
 
 /* ---- the name of a connection to an address the resolver did not give ---- */
 
-/* The Host field of the HTTP request head in buf[0, end): its value's
- * host part (no port) into host; false when absent or malformed. */
-static bool
-http_host (const char *buf, size_t end, char *host, size_t cap)
-{
-  const char *p = memchr (buf, '\n', end);
-  while (p && (size_t) (p + 1 - buf) < end)
-    {
-      const char *line = p + 1;
-      const char *eol = memchr (line, '\n', end - (size_t) (line - buf));
-      if (eol == NULL)
-        return false;
-      if (eol - line > 5 && strncasecmp (line, "host:", 5) == 0)
-        {
-          const char *v = line + 5, *e = eol;
-          while (v < e && (*v == ' ' || *v == '\t'))
-            v++;
-          while (e > v && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
-            e--;
-          const char *colon = memchr (v, ':', (size_t) (e - v));
-          if (colon && memchr (colon + 1, ':', (size_t) (e - colon - 1)) == NULL)
-            e = colon; /* host:port (a bracketed IPv6 literal is refused below) */
-          if (e == v || (size_t) (e - v) >= cap)
-            return false;
-          memcpy (host, v, (size_t) (e - v));
-          host[e - v] = '\0';
-          return true;
-        }
-      p = eol;
-    }
-  return false;
-}
-
-/* What the client sent first names its host: a TLS ClientHello's SNI, or
- * an HTTP request head's Host field.  Returns 1 with the normalised name
- * in host, 0 for "more bytes needed", -1 with a reason. */
+/* A TLS ClientHello's server name (SNI): 1 with it in host, 0 for "more
+ * bytes needed", -1 with a reason (malformed, no SNI, or an encrypted
+ * ClientHello that hides it). */
 static int
-first_bytes_name (const uint8_t *buf, size_t len, char host[PR_REQHEAD_MAX_HOST + 1], const char **why)
+tls_name (const uint8_t *buf, size_t len, char host[PR_REQHEAD_MAX_HOST + 1], const char **why)
 {
-  char raw[PR_REQHEAD_MAX_HOST + 1];
-  bool is_ip = false, is_v6 = false;
-  if (len > 0 && buf[0] == 0x16)
-    {
-      struct pr_tlshello h;
-      int r = pr_tlshello_parse (buf, len, &h, why);
-      if (r == PR_TLSHELLO_MORE)
-        return 0;
-      if (r != PR_TLSHELLO_OK)
-        return -1;
-      if (!h.has_sni || h.encrypted)
-        {
-          *why = "the TLS ClientHello names no server (or hides it)";
-          return -1;
-        }
-      snprintf (host, PR_REQHEAD_MAX_HOST + 1, "%s", h.sni);
-      return 1;
-    }
-  ssize_t end = pr_reqhead_find_end ((const char *) buf, len, PR_REQHEAD_MAX_BYTES);
-  if (end == 0)
+  struct pr_tlshello h;
+  int r = pr_tlshello_parse (buf, len, &h, why);
+  if (r == PR_TLSHELLO_MORE)
     return 0;
-  if (end < 0 || !http_host ((const char *) buf, (size_t) end, raw, sizeof raw))
+  if (r != PR_TLSHELLO_OK)
+    return -1;
+  if (!h.has_sni || h.encrypted)
     {
-      *why = "neither a TLS ClientHello nor an HTTP request with a Host field";
+      *why = "the TLS ClientHello names no server (or hides it)";
       return -1;
     }
-  if (pr_reqhead_norm_host (raw, strlen (raw), host, &is_ip, &is_v6) < 0 || is_ip)
+  snprintf (host, PR_REQHEAD_MAX_HOST + 1, "%s", h.sni);
+  return 1;
+}
+
+/* The first request head of a plain HTTP connection, judged by the
+ * proxy's rules for a forward request (reqhead.c pr_reqhead_parse_origin:
+ * one Host field, no obs-fold, an absolute-form target naming the Host's
+ * host, unambiguous framing).  Returns 1 with *rh (pointing into buf) and
+ * *end, the head's length; 0 for "more bytes needed"; -1 with a reason. */
+static int
+http_first_head (const char *buf, size_t len, struct pr_reqhead *rh, size_t *end, const char **why)
+{
+  ssize_t e = pr_reqhead_find_end (buf, len, PR_REQHEAD_MAX_BYTES);
+  if (e == 0)
+    return 0;
+  if (e < 0)
+    {
+      *why = "neither a TLS ClientHello nor an HTTP request head of at most 16384 bytes";
+      return -1;
+    }
+  if (pr_reqhead_parse_origin (buf, (size_t) e, rh, why) != 0)
+    return -1;
+  if (rh->host_is_ip)
     {
       *why = "the Host field is not a host name";
       return -1;
     }
+  *end = (size_t) e;
   return 1;
 }
 
@@ -276,6 +251,14 @@ first_event_cb (struct bufferevent *bev, short what, void *arg)
     pr_conn_free (c);
 }
 
+/* What the client sent first names its host: a TLS ClientHello's SNI,
+ * or the Host of a plain HTTP request head.  TLS is relayed as it came
+ * once the name is checked.  Plain HTTP is one request per connection, as
+ * through the proxy (proxy.c): its head is rebuilt (pr_reqhead_rewrite,
+ * "Connection: close"), its body framed (relay.c dir_take_body), and what
+ * the client sends after the body (a kept-alive or pipelined request that
+ * could name another virtual host of the same server) never goes
+ * upstream. */
 static void
 first_read_cb (struct bufferevent *bev, void *arg)
 {
@@ -283,15 +266,26 @@ first_read_cb (struct bufferevent *bev, void *arg)
   struct evbuffer *in = bufferevent_get_input (bev);
   size_t len = evbuffer_get_length (in);
   const uint8_t *buf = evbuffer_pullup (in, (ssize_t) len);
-  char host[PR_REQHEAD_MAX_HOST + 1];
+  char sni[PR_REQHEAD_MAX_HOST + 1];
+  struct pr_reqhead rh;
+  size_t end = len;
   const char *why = NULL;
 
-  int r = first_bytes_name (buf, len, host, &why);
+  bool tls = len > 0 && buf[0] == 0x16;
+  int r = tls ? tls_name (buf, len, sni, &why) : http_first_head ((const char *) buf, len, &rh, &end, &why);
   if (r == 0 && len < PR_TLSHELLO_MAX_INPUT)
     return;
   if (r <= 0)
     {
       pr_conn_deny (c, "%s: %s", c->host, why ? why : "no name in the first bytes");
+      return;
+    }
+  const char *host = tls ? sni : rh.host;
+  /* The origin sees the Host's port; the helper dials the one the client
+   * did: they must agree. */
+  if (!tls && rh.port != c->port)
+    {
+      pr_conn_deny (c, "%s: the Host field names port %u, the connection is to port %u", c->host, rh.port, c->port);
       return;
     }
   /* To a stand-in on 80 or 443, the name the client sends must be the
@@ -302,11 +296,24 @@ first_read_cb (struct bufferevent *bev, void *arg)
       pr_conn_deny (c, "%s names %s in its first bytes", c->host, host);
       return;
     }
-  /* Sent on to the upstream before anything else (relay.c). */
-  c->fwd_head = xmalloc (len);
-  memcpy (c->fwd_head, buf, len);
-  c->fwd_len = len;
-  evbuffer_drain (in, len);
+  /* Sent on to the upstream before anything else (relay.c); for HTTP,
+   * the bytes after the head stay in the input for the body tracker
+   * (pr_relay_start). */
+  if (tls)
+    {
+      c->fwd_head = xmalloc (len);
+      memcpy (c->fwd_head, buf, len);
+      c->fwd_len = len;
+    }
+  else
+    {
+      c->fwd_head = pr_reqhead_rewrite (&rh, &c->fwd_len);
+      pr_body_init (&c->body, &rh);
+      c->forward = true;
+    }
+  /* rh's path and fields point into the input: done with them only now
+   * (host is a copy, in sni or rh.host). */
+  evbuffer_drain (in, end);
   bufferevent_disable (bev, EV_READ);
   bufferevent_set_timeouts (bev, NULL, NULL);
   bufferevent_setcb (bev, NULL, NULL, first_event_cb, c);
@@ -416,9 +423,11 @@ decide_name (struct pr_conn *c, const char *host)
                     pr_phase_name (phase));
       return;
     }
-  pr_conn_decide (c, true,
-                  c->named ? (c->fwd_head ? "transparent, stand-in, name checked" : "transparent, stand-in")
-                           : "transparent, name from the first bytes");
+  const char *how = c->forward ? (c->named ? "transparent, stand-in, one HTTP request checked"
+                                            : "transparent, name from the first bytes, one HTTP request")
+                    : c->named ? (c->fwd_head ? "transparent, stand-in, name checked" : "transparent, stand-in")
+                               : "transparent, name from the first bytes";
+  pr_conn_decide (c, true, "%s", how);
   pr_egress_budget_check (eg, c->kind);
   pr_conn_resolve (c, host, port, true);
 }
