@@ -108,6 +108,11 @@ start_rollout() {
 	  "environment": {"network_mode": "allowlist", "allowed_hosts": ["setup.test"], "allowed_ports": [8080]},
 	  "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]},
 	  "verifier": {"network_mode": "allowlist", "allowed_hosts": ["verifier.test"], "allowed_ports": [8080]}}\n' "$net" >"$TEST_DIR/p.json"
+	run_rollout
+}
+
+# run_rollout: start_rollout's container, with the policy in $TEST_DIR/p.json.
+run_rollout() {
 	track_name "$NAME"
 	run pm run -d --name "$NAME" --annotation "run.proctor.rollout=@$TEST_DIR/p.json" \
 		-v /usr:/usr:ro -v /etc/java-17-openjdk:/etc/java-17-openjdk:ro -v "$TP_DIR/bin:/t:ro" localhost/proctor/bookworm sleep 1000
@@ -629,4 +634,74 @@ except OSError as e: print("closed:", e)'
 				<<<"$output" >/dev/null || fail_with "no deny line for $dest with '$why': $output"
 		done
 	done
+}
+
+# Found by a trial: the resolver's stand-in addresses were one pool for
+# every phase, so an agent under a public policy that resolved thousands
+# of names took them all and the verifier's DNS got REFUSED ("stand-in
+# addresses exhausted"): the verifier was cut off.  Each phase has its own
+# pool now, and the agent's, when full, recycles its least recently used.
+@test "transparent: an agent that resolves more names than its stand-ins neither runs out nor cuts off the verifier" {
+	need_image bookworm
+	printf '{"version": 1,
+	  "agent": {"network_mode": "public", "allowed_ports": [8080]},
+	  "verifier": {"network_mode": "allowlist", "allowed_hosts": ["verifier.test"], "allowed_ports": [8080]}}\n' >"$TEST_DIR/p.json"
+	run_rollout
+	# 4100 names: more than the agent's pool (4096), and more than the
+	# one pool of every phase before.
+	run in_agent python3 -c 'import socket, time
+t = time.time(); bad = 0; first = None
+for i in range(4100):
+    try: a = socket.gethostbyname("n%d.flood.test" % i)
+    except OSError: bad += 1
+    else:
+        if i == 0: first = a
+print("failed", bad, "first", first, "in %.1f s" % (time.time() - t))'
+	local flood=$output
+	echo "# agent: $flood" >&3
+	run in_verifier getent hosts verifier.test
+	[ "$status" -eq 0 ] || fail_with "the verifier cannot resolve its host after the agent's flood ($status): $output"
+	[[ "$output" == 100.66.* ]] || fail_with "the verifier's stand-in: $output"
+	run in_verifier curl -sS --noproxy '*' --max-time 10 http://verifier.test:8080/hello.txt
+	[ "$output" = origin-says-hello ] || fail_with "verifier after the flood: $output"
+	# The agent's oldest names were recycled, none refused, and a name
+	# resolved anew still works.
+	[[ "$flood" == "failed 0 first 100.64."* ]] || fail_with "the agent's names: $flood"
+	run in_agent curl -sS --noproxy '*' --max-time 10 http://agent.test:8080/hello.txt
+	[ "$output" = origin-says-hello ] || fail_with "agent after the flood: $output"
+	logged_phase verifier verifier.test DNS allow
+	logged_phase verifier verifier.test TCP allow
+	run egress_log
+	! grep -q exhausted <<<"$output" || fail_with "a name was refused: $(grep exhausted <<<"$output" | head -3)"
+}
+
+# A connection is judged by the phase whose listener took it, and only
+# that phase's pool names its address: to the agent, the verifier's
+# stand-in for a name only the verifier may reach is an address its
+# resolver did not hand out, judged on the name in its first bytes.
+@test "transparent: the agent dialling the verifier's stand-in address gets nothing of the verifier's" {
+	need_image bookworm
+	start_rollout
+	run in_verifier getent hosts verifier.test
+	assert_status 0
+	local addr=${output%% *}
+	[[ "$addr" == 100.66.* ]] || fail_with "$output"
+	# As the bare address (no name in the Host field): refused.
+	run in_agent curl -sS --noproxy '*' --max-time 10 "http://$addr:8080/hello.txt"
+	[ "$status" -ne 0 ] || fail_with "the agent reached the verifier's host: $output"
+	# Naming the verifier's host: refused by the agent's policy.
+	run in_agent curl -sS --noproxy '*' --max-time 10 -H 'Host: verifier.test:8080' "http://$addr:8080/hello.txt"
+	[ "$status" -ne 0 ] || fail_with "the agent reached the verifier's host: $output"
+	# Naming its own: that name, as to any address.
+	run in_agent curl -sS --noproxy '*' --max-time 10 -H 'Host: agent.test:8080' "http://$addr:8080/hello.txt"
+	[ "$output" = origin-says-hello ] || fail_with "agent.test through the address: $output"
+	run egress_log
+	jq -se --arg a "$addr" 'any(.[]; .phase == "agent" and .host == $a and .method == "TCP" and .decision == "deny")' <<<"$output" >/dev/null ||
+		fail_with "no agent deny for $addr: $output"
+	jq -se 'any(.[]; .phase == "agent" and .host == "verifier.test" and .method == "TCP" and .decision == "deny")' <<<"$output" >/dev/null ||
+		fail_with "no agent deny for verifier.test: $output"
+	! jq -se 'any(.[]; .phase == "agent" and .host == "verifier.test" and .decision == "allow")' <<<"$output" >/dev/null ||
+		fail_with "an agent allow for verifier.test: $output"
+	run in_verifier curl -sS --noproxy '*' --max-time 10 "http://$addr:8080/hello.txt"
+	[ "$output" = origin-says-hello ] || fail_with "verifier: $output"
 }

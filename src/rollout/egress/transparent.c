@@ -4,9 +4,9 @@
  * [::1]:53 by the runtime's nftables rules, src/rollout/transparent.c) and
  * the connections the rules hand to 127.0.0.1:3127 / [::1]:3127 (tproxy).
  *
- * An allowed name gets a stand-in address from 100.64.0.0/16 (RFC 6598
- * shared address space, never a destination of ours), one per name for the
- * helper's life; a connection to a stand-in is a connection to that name,
+ * An allowed name gets a stand-in address (RFC 6598 shared address space,
+ * never a destination of ours) from its phase's own pool (see "stand-in
+ * addresses" below); a connection to a stand-in is a connection to that name,
  * which the helper resolves itself and checks like a proxied one (address
  * classes, ports), then splices (relay.c).  A denied name gets NXDOMAIN;
  * every answer is a line in the decision log (method "DNS").
@@ -25,39 +25,184 @@
 #include <string.h>
 #include <unistd.h>
 
-#define STANDIN_BASE 0x64400000u /* 100.64.0.0 */
+#define STANDIN_BASE 0x64400000u /* 100.64.0.0: the agent's pool, the setup's and the verifier's follow */
+#define STANDIN_POOL_BITS 16
+#define STANDIN_NONE UINT32_MAX
 #define DNS_TTL 60
 #define DNS_BATCH 64
 
-/* The stand-in address of name (host byte order), allocating one; 0 when
- * all PR_EGRESS_MAX_STANDINS are taken. */
-static uint32_t
-standin_for (struct pr_egress *eg, const char *name)
+/* ---- stand-in addresses ----
+ *
+ * Each phase has its own pool (egress-internal.h), so an agent that
+ * resolves thousands of names (a public policy allows any) only ever
+ * recycles its own stand-ins: the verifier's and the setup's names never
+ * compete with the agent's.  A pool is filled in slot order, then each
+ * new name takes the slot of the least recently used one (a name is used
+ * when it is resolved and when a stand-in connection names it).  A client
+ * that still dials an address after its phase resolved a pool's worth of
+ * other names since it last used it reaches the newer name, judged as
+ * that name: its own phase's doing, and never outside its policy.
+ *
+ * A connection is judged by the policy of the phase whose listener
+ * accepted it (the rules choose the listener by the socket's cgroup,
+ * src/rollout/transparent.c), and only that phase's pool names its
+ * address.  An address from another phase's pool is, to it, an address
+ * the resolver did not hand out: the name comes from the first bytes
+ * (SNI, Host) and is judged by its own policy, as an IP literal's.  So an
+ * agent that dials the verifier's stand-ins (100.66.0.1 is the verifier's
+ * first name: easy to guess) reaches nothing it could not reach by naming
+ * the host itself, learns nothing of which names the verifier resolved
+ * (not even through a raw port, where a stand-in of its own would be
+ * relayed without reading a byte), and cannot steer a verifier or setup
+ * session either: an address of the agent's pool the agent leaves in a
+ * file they read stands for no name of theirs, however the agent has
+ * recycled it since. */
+
+struct pr_standin
 {
-  for (size_t i = 0; i < eg->n_standins; i++)
-    if (strcmp (eg->standins[i], name) == 0)
-      return STANDIN_BASE + 1 + (uint32_t) i;
-  if (eg->n_standins >= PR_EGRESS_MAX_STANDINS)
-    return 0;
-  eg->standins[eg->n_standins] = xstrdup (name);
-  return STANDIN_BASE + 1 + (uint32_t) eg->n_standins++;
+  char *name;
+  uint32_t chain;        /* next slot in the same hash bucket */
+  uint32_t older, newer; /* LRU neighbours */
+};
+
+/* The pool of phase. */
+static struct pr_standin_pool *
+pool_of (struct pr_egress *eg, enum pr_phase phase)
+{
+  unsigned i = phase == PR_PHASE_AGENT ? 0 : phase == PR_PHASE_SETUP ? 1 : 2;
+  return &eg->standins[i];
 }
 
-/* The name a stand-in address (host byte order) was handed out for. */
-static const char *
-standin_name (struct pr_egress *eg, uint32_t addr)
+/* FNV-1a (32 bits) of name, reduced to p's buckets. */
+static uint32_t
+name_hash (const struct pr_standin_pool *p, const char *name)
 {
-  if (addr <= STANDIN_BASE || addr - STANDIN_BASE - 1 >= eg->n_standins)
+  uint32_t h = 2166136261u;
+  for (const unsigned char *s = (const unsigned char *) name; *s; s++)
+    h = (h ^ *s) * 16777619u;
+  return h & (p->cap - 1);
+}
+
+static void
+pool_init (struct pr_standin_pool *p, unsigned index)
+{
+  if (p->slot)
+    return;
+  p->first = STANDIN_BASE + ((uint32_t) index << STANDIN_POOL_BITS) + 1;
+  p->cap = index == 0 ? PR_EGRESS_MAX_STANDINS : PR_EGRESS_MAX_STANDINS_PHASE;
+  p->n = 0;
+  p->slot = xmalloc0 (p->cap * sizeof *p->slot);
+  p->bucket = xmalloc (p->cap * sizeof *p->bucket);
+  for (uint32_t i = 0; i < p->cap; i++)
+    p->bucket[i] = STANDIN_NONE;
+  p->oldest = p->newest = STANDIN_NONE;
+}
+
+static void
+lru_unlink (struct pr_standin_pool *p, uint32_t i)
+{
+  struct pr_standin *s = &p->slot[i];
+  if (s->older != STANDIN_NONE)
+    p->slot[s->older].newer = s->newer;
+  else
+    p->oldest = s->newer;
+  if (s->newer != STANDIN_NONE)
+    p->slot[s->newer].older = s->older;
+  else
+    p->newest = s->older;
+}
+
+static void
+lru_push_newest (struct pr_standin_pool *p, uint32_t i)
+{
+  struct pr_standin *s = &p->slot[i];
+  s->older = p->newest;
+  s->newer = STANDIN_NONE;
+  if (p->newest != STANDIN_NONE)
+    p->slot[p->newest].newer = i;
+  else
+    p->oldest = i;
+  p->newest = i;
+}
+
+static void
+lru_touch (struct pr_standin_pool *p, uint32_t i)
+{
+  if (p->newest == i)
+    return;
+  lru_unlink (p, i);
+  lru_push_newest (p, i);
+}
+
+/* Empties slot i of a full pool for a new name: out of its hash chain
+ * and the LRU list, its name freed. */
+static void
+slot_recycle (struct pr_standin_pool *p, uint32_t i)
+{
+  uint32_t *link = &p->bucket[name_hash (p, p->slot[i].name)];
+  while (*link != i)
+    link = &p->slot[*link].chain;
+  *link = p->slot[i].chain;
+  lru_unlink (p, i);
+  free (p->slot[i].name);
+  p->slot[i].name = NULL;
+}
+
+/* The stand-in address (host byte order) of name in phase's pool: the
+ * one it has, or a new one (the least recently used name's, when the
+ * pool is full).  Never fails (aborts on out-of-memory, as xstrdup). */
+static uint32_t
+standin_for (struct pr_egress *eg, enum pr_phase phase, const char *name)
+{
+  struct pr_standin_pool *p = pool_of (eg, phase);
+  pool_init (p, (unsigned) (p - eg->standins));
+  uint32_t h = name_hash (p, name);
+  for (uint32_t i = p->bucket[h]; i != STANDIN_NONE; i = p->slot[i].chain)
+    if (strcmp (p->slot[i].name, name) == 0)
+      {
+        lru_touch (p, i);
+        return p->first + i;
+      }
+  uint32_t i;
+  if (p->n < p->cap)
+    i = p->n++;
+  else
+    {
+      i = p->oldest;
+      slot_recycle (p, i);
+    }
+  p->slot[i].name = xstrdup (name);
+  p->slot[i].chain = p->bucket[h];
+  p->bucket[h] = i;
+  lru_push_newest (p, i);
+  return p->first + i;
+}
+
+/* The name stand-in address addr (host byte order) of phase's own pool
+ * stands for now (marked used), or NULL: an address of another phase's
+ * pool, or none of ours. */
+static const char *
+standin_name (struct pr_egress *eg, enum pr_phase phase, uint32_t addr)
+{
+  struct pr_standin_pool *p = pool_of (eg, phase);
+  if (p->slot == NULL || addr < p->first || addr - p->first >= p->n)
     return NULL;
-  return eg->standins[addr - STANDIN_BASE - 1];
+  lru_touch (p, addr - p->first);
+  return p->slot[addr - p->first].name;
 }
 
 void
 pr_transparent_free (struct pr_egress *eg)
 {
-  for (size_t i = 0; i < eg->n_standins; i++)
-    free (eg->standins[i]);
-  eg->n_standins = 0;
+  for (size_t k = 0; k < PR_EGRESS_TSIDES; k++)
+    {
+      struct pr_standin_pool *p = &eg->standins[k];
+      for (uint32_t i = 0; p->slot && i < p->n; i++)
+        free (p->slot[i].name);
+      free (p->slot);
+      free (p->bucket);
+      memset (p, 0, sizeof *p);
+    }
 }
 
 /* The loopback address of the peer called name, or false. */
@@ -137,12 +282,7 @@ dns_decide (struct pr_egress *eg, enum pr_phase phase, const struct pr_dnsq *q, 
       log_dns (eg, phase, q->name, true, reason);
       return 0;
     }
-  uint32_t s = standin_for (eg, q->name);
-  if (s == 0)
-    {
-      log_dns (eg, phase, q->name, false, "stand-in addresses exhausted");
-      return PR_DNS_RCODE_REFUSED;
-    }
+  uint32_t s = standin_for (eg, phase, q->name);
   uint32_t be = htonl (s);
   memcpy (addr, &be, 4);
   *has_addr = true;
@@ -365,7 +505,7 @@ pr_transparent_begin (struct pr_conn *c, int fd, enum pr_phase phase)
       const struct sockaddr_in *s4 = (const struct sockaddr_in *) &ss;
       port = ntohs (s4->sin_port);
       inet_ntop (AF_INET, &s4->sin_addr, text, sizeof text);
-      host = standin_name (eg, ntohl (s4->sin_addr.s_addr));
+      host = standin_name (eg, phase, ntohl (s4->sin_addr.s_addr));
     }
   else
     {
