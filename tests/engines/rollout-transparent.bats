@@ -40,6 +40,22 @@ c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); c.load_cert_chain(sys.argv[2], sys.
 s.socket = c.wrap_socket(s.socket, server_side=True); s.serve_forever()
 ' "$TP_DIR/www" "$TP_DIR/bin/cert.pem" "$TP_DIR/key.pem" >"$TP_DIR/tls.log" 2>&1 3>&- &
 	echo $! >"$TP_DIR/tls.pid"
+	# A keep-alive HTTP/1.1 origin on port 80 that writes down every
+	# request it gets (its Host fields and target), for the one request
+	# per connection tests.
+	ip netns exec "$TP_NS" python3 -c '
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        with open(sys.argv[1], "a") as f:
+            f.write("%s %s\n" % (",".join(self.headers.get_all("Host") or []), self.path))
+        b = b"ka-origin\n"
+        self.send_response(200); self.send_header("Content-Length", str(len(b))); self.end_headers(); self.wfile.write(b)
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("0.0.0.0", 80), H).serve_forever()
+' "$TP_DIR/ka.log" >"$TP_DIR/ka.err" 2>&1 3>&- &
+	echo $! >"$TP_DIR/ka.pid"
 	cat >"$TP_DIR/hosts" <<-EOF2
 	$TP_PUB agent.test verifier.test setup.test denied.test
 	EOF2
@@ -78,7 +94,7 @@ s.socket = c.wrap_socket(s.socket, server_side=True); s.serve_forever()
 }
 
 teardown_file() {
-	testnet_down "$TP_NS" "$TP_VH" "$TP_DIR/origin.pid" "$TP_DIR/tls.pid"
+	testnet_down "$TP_NS" "$TP_VH" "$TP_DIR/origin.pid" "$TP_DIR/tls.pid" "$TP_DIR/ka.pid"
 }
 
 # start_rollout [TRANSPARENT]: the agent may reach agent.test:8080 only,
@@ -92,6 +108,11 @@ start_rollout() {
 	  "environment": {"network_mode": "allowlist", "allowed_hosts": ["setup.test"], "allowed_ports": [8080]},
 	  "agent": {"network_mode": "allowlist", "allowed_hosts": ["agent.test"], "allowed_ports": [8080]},
 	  "verifier": {"network_mode": "allowlist", "allowed_hosts": ["verifier.test"], "allowed_ports": [8080]}}\n' "$net" >"$TEST_DIR/p.json"
+	run_rollout
+}
+
+# run_rollout: start_rollout's container, with the policy in $TEST_DIR/p.json.
+run_rollout() {
 	track_name "$NAME"
 	run pm run -d --name "$NAME" --annotation "run.proctor.rollout=@$TEST_DIR/p.json" \
 		-v /usr:/usr:ro -v /etc/java-17-openjdk:/etc/java-17-openjdk:ro -v "$TP_DIR/bin:/t:ro" localhost/proctor/bookworm sleep 1000
@@ -524,4 +545,163 @@ except (OSError, ssl.SSLError) as e: print("refused:", e)'
 		fail_with "no allow by first bytes: $output"
 	jq -se 'any(.[]; .host == "denied.test" and .method == "TCP" and .decision == "deny")' <<<"$output" >/dev/null ||
 		fail_with "no TCP deny for denied.test: $output"
+}
+
+# Found by a trial: plain HTTP on the transparent path was judged on its
+# first request head only, then relayed raw, so a kept-alive (or
+# pipelined) second request on the same connection could name any other
+# virtual host of the allowed host's server.  Now, as through the proxy,
+# one checked request goes upstream per client connection, with
+# "Connection: close", and whatever follows its end is discarded.
+@test "transparent: a kept-alive or pipelined second HTTP request naming a denied host never reaches the origin" {
+	need_image bookworm
+	start_rollout
+	local py='import socket, sys
+dest, tag, how = sys.argv[1], sys.argv[2], sys.argv[3]
+def req(h, path):
+    return ("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: keep-alive\r\n\r\n" % (path, h)).encode()
+def read_all(s):
+    data = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d: return data
+            data += d
+    except OSError: return data
+first, second = req("agent.test", "/ka-%s-first" % tag), req("denied.test", "/ka-%s-second" % tag)
+s = socket.create_connection((dest, 80), timeout=5)
+got = 0
+if how == "pipelined":
+    s.sendall(first + second)
+else:
+    s.sendall(first)
+    data = b""
+    while b"ka-origin" not in data:
+        d = s.recv(4096)
+        if not d: break
+        data += d
+    got = data.count(b"ka-origin")
+    try: s.sendall(second)
+    except OSError as e: print("second refused:", e)
+print("answers:", got + read_all(s).count(b"ka-origin"))'
+	local dest how tag
+	for dest in agent.test "$TP_PUB"; do
+		for how in keepalive pipelined; do
+			tag=$BATS_TEST_NUMBER-$how-${dest//./_}
+			run in_agent python3 -c "$py" "$dest" "$tag" "$how"
+			[[ "$output" == *"answers: 1"* ]] || fail_with "$dest $how: $output"
+			grep -q " /ka-$tag-first\$" "$TP_DIR/ka.log" || fail_with "$dest $how: the first request did not arrive: $(cat "$TP_DIR/ka.log")"
+			! grep -q "/ka-$tag-second" "$TP_DIR/ka.log" || fail_with "$dest $how: the second request reached the origin: $(cat "$TP_DIR/ka.log")"
+		done
+	done
+	run egress_log
+	jq -se 'any(.[]; .host == "agent.test" and .method == "TCP" and .decision == "allow" and (.reason | test("one HTTP request")))' <<<"$output" >/dev/null ||
+		fail_with "no allow line for one HTTP request: $output"
+}
+
+# Found by the same trial: the transparent path took the first Host line
+# of the head, so two Host fields, a folded one or an absolute-form target
+# naming another host than the Host field got through to an origin that
+# may read the other one.  The proxy's parser (reqhead.c) refuses each.
+@test "transparent: a first HTTP request with two Host fields, a folded Host, or an absolute URI naming another host is refused and logged" {
+	need_image bookworm
+	start_rollout
+	local py='import socket, sys
+s = socket.create_connection((sys.argv[1], 80), timeout=5)
+s.sendall(sys.argv[2].encode().decode("unicode_escape").encode())
+try:
+    d = s.recv(4096); print(d.split(b"\r\n")[0].decode() if d else "closed")
+except OSError as e: print("closed:", e)'
+	local dest t=$BATS_TEST_NUMBER
+	for dest in agent.test "$TP_PUB"; do
+		run in_agent python3 -c "$py" "$dest" "GET /dup-$t HTTP/1.1\r\nHost: agent.test\r\nHost: denied.test\r\n\r\n"
+		[[ "$output" == closed* ]] || fail_with "$dest duplicate Host: $output"
+		run in_agent python3 -c "$py" "$dest" "GET /fold-$t HTTP/1.1\r\nHost: agent.test\r\n denied.test\r\n\r\n"
+		[[ "$output" == closed* ]] || fail_with "$dest folded Host: $output"
+		run in_agent python3 -c "$py" "$dest" "GET http://denied.test/abs-$t HTTP/1.1\r\nHost: agent.test\r\n\r\n"
+		[[ "$output" == closed* ]] || fail_with "$dest absolute URI: $output"
+	done
+	# And a plain one still works (the same script, the same origin).
+	run in_agent python3 -c "$py" agent.test "GET /plain-$t HTTP/1.1\r\nHost: agent.test\r\n\r\n"
+	[[ "$output" == "HTTP/1.1 200"* ]] || fail_with "plain: $output"
+	! grep -Eq "/(dup|fold|abs)-$t\$" "$TP_DIR/ka.log" || fail_with "a refused request reached the origin: $(cat "$TP_DIR/ka.log")"
+	grep -q "/plain-$t\$" "$TP_DIR/ka.log" || fail_with "the plain request did not arrive: $(cat "$TP_DIR/ka.log")"
+	run egress_log
+	local why
+	for why in "more than one Host field" "obsolete line folding" "another host than the request target"; do
+		for dest in agent.test "$TP_PUB"; do
+			jq -se --arg h "$dest" --arg w "$why" 'any(.[]; .host == $h and .method == "TCP" and .decision == "deny" and (.reason | contains($w)))' \
+				<<<"$output" >/dev/null || fail_with "no deny line for $dest with '$why': $output"
+		done
+	done
+}
+
+# Found by a trial: the resolver's stand-in addresses were one pool for
+# every phase, so an agent under a public policy that resolved thousands
+# of names took them all and the verifier's DNS got REFUSED ("stand-in
+# addresses exhausted"): the verifier was cut off.  Each phase has its own
+# pool now, and the agent's, when full, recycles its least recently used.
+@test "transparent: an agent that resolves more names than its stand-ins neither runs out nor cuts off the verifier" {
+	need_image bookworm
+	printf '{"version": 1,
+	  "agent": {"network_mode": "public", "allowed_ports": [8080]},
+	  "verifier": {"network_mode": "allowlist", "allowed_hosts": ["verifier.test"], "allowed_ports": [8080]}}\n' >"$TEST_DIR/p.json"
+	run_rollout
+	# 4100 names: more than the agent's pool (4096), and more than the
+	# one pool of every phase before.
+	run in_agent python3 -c 'import socket, time
+t = time.time(); bad = 0; first = None
+for i in range(4100):
+    try: a = socket.gethostbyname("n%d.flood.test" % i)
+    except OSError: bad += 1
+    else:
+        if i == 0: first = a
+print("failed", bad, "first", first, "in %.1f s" % (time.time() - t))'
+	local flood=$output
+	echo "# agent: $flood" >&3
+	run in_verifier getent hosts verifier.test
+	[ "$status" -eq 0 ] || fail_with "the verifier cannot resolve its host after the agent's flood ($status): $output"
+	[[ "$output" == 100.66.* ]] || fail_with "the verifier's stand-in: $output"
+	run in_verifier curl -sS --noproxy '*' --max-time 10 http://verifier.test:8080/hello.txt
+	[ "$output" = origin-says-hello ] || fail_with "verifier after the flood: $output"
+	# The agent's oldest names were recycled, none refused, and a name
+	# resolved anew still works.
+	[[ "$flood" == "failed 0 first 100.64."* ]] || fail_with "the agent's names: $flood"
+	run in_agent curl -sS --noproxy '*' --max-time 10 http://agent.test:8080/hello.txt
+	[ "$output" = origin-says-hello ] || fail_with "agent after the flood: $output"
+	logged_phase verifier verifier.test DNS allow
+	logged_phase verifier verifier.test TCP allow
+	run egress_log
+	! grep -q exhausted <<<"$output" || fail_with "a name was refused: $(grep exhausted <<<"$output" | head -3)"
+}
+
+# A connection is judged by the phase whose listener took it, and only
+# that phase's pool names its address: to the agent, the verifier's
+# stand-in for a name only the verifier may reach is an address its
+# resolver did not hand out, judged on the name in its first bytes.
+@test "transparent: the agent dialling the verifier's stand-in address gets nothing of the verifier's" {
+	need_image bookworm
+	start_rollout
+	run in_verifier getent hosts verifier.test
+	assert_status 0
+	local addr=${output%% *}
+	[[ "$addr" == 100.66.* ]] || fail_with "$output"
+	# As the bare address (no name in the Host field): refused.
+	run in_agent curl -sS --noproxy '*' --max-time 10 "http://$addr:8080/hello.txt"
+	[ "$status" -ne 0 ] || fail_with "the agent reached the verifier's host: $output"
+	# Naming the verifier's host: refused by the agent's policy.
+	run in_agent curl -sS --noproxy '*' --max-time 10 -H 'Host: verifier.test:8080' "http://$addr:8080/hello.txt"
+	[ "$status" -ne 0 ] || fail_with "the agent reached the verifier's host: $output"
+	# Naming its own: that name, as to any address.
+	run in_agent curl -sS --noproxy '*' --max-time 10 -H 'Host: agent.test:8080' "http://$addr:8080/hello.txt"
+	[ "$output" = origin-says-hello ] || fail_with "agent.test through the address: $output"
+	run egress_log
+	jq -se --arg a "$addr" 'any(.[]; .phase == "agent" and .host == $a and .method == "TCP" and .decision == "deny")' <<<"$output" >/dev/null ||
+		fail_with "no agent deny for $addr: $output"
+	jq -se 'any(.[]; .phase == "agent" and .host == "verifier.test" and .method == "TCP" and .decision == "deny")' <<<"$output" >/dev/null ||
+		fail_with "no agent deny for verifier.test: $output"
+	! jq -se 'any(.[]; .phase == "agent" and .host == "verifier.test" and .decision == "allow")' <<<"$output" >/dev/null ||
+		fail_with "an agent allow for verifier.test: $output"
+	run in_verifier curl -sS --noproxy '*' --max-time 10 "http://$addr:8080/hello.txt"
+	[ "$output" = origin-says-hello ] || fail_with "verifier: $output"
 }

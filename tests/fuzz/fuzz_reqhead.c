@@ -3,7 +3,8 @@
  * It runs the proxy's own sequence: find the end of the head, parse it,
  * build the upstream head, read the proxy token, then feed the rest to the
  * body framing tracker in uneven pieces (so chunk-size lines split across
- * reads are covered).  Checks the documented contracts: find_end never
+ * reads are covered); then transparent egress's (pr_reqhead_parse_origin,
+ * the rewrite, the body).  Checks the documented contracts: find_end never
  * points past the buffer, pr_body_feed never claims more than it was given
  * and stops consuming once done.  Built by tests/fuzz/run.sh. */
 #define _GNU_SOURCE
@@ -84,6 +85,22 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
           int r = pr_reqhead_proxy_token (rh, tok, sizeof tok);
           if (r == 1)
             CHECK (memchr (tok, '\0', sizeof tok) != NULL);
+          feed_body (rh, buf + end, size - (size_t) end, (unsigned) size);
+        }
+      else
+        CHECK (st >= 400 && st < 600 && reason != NULL);
+      /* The same head as transparent egress reads it (sent to an origin). */
+      reason = NULL;
+      st = pr_reqhead_parse_origin (buf, (size_t) end, rh, &reason);
+      if (st == 0)
+        {
+          CHECK (rh->n_fields <= PR_REQHEAD_MAX_HEADERS);
+          CHECK (rh->host[0] != '\0' && strlen (rh->host) <= PR_REQHEAD_MAX_HOST);
+          CHECK (!rh->is_connect && rh->path != NULL);
+          size_t out_len = 0;
+          char *out = pr_reqhead_rewrite (rh, &out_len);
+          CHECK (out != NULL && strstr (out, "\r\nConnection: close\r\n\r\n") != NULL);
+          free (out);
           feed_body (rh, buf + end, size - (size_t) end, (unsigned) size);
         }
       else

@@ -1,6 +1,7 @@
 /* test_reqhead.c - unit tests for src/rollout/egress/reqhead.c: head
  * delimiting, request line and target forms, field syntax and limits,
- * framing, the upstream rewrite, the proxy token, and the body tracker. */
+ * framing, the upstream rewrite, the proxy token, the body tracker, and
+ * the heads sent straight to an origin (pr_reqhead_parse_origin). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -266,6 +267,101 @@ test_host_field (void **state)
     }
 }
 
+static int
+parse_origin (const char *s, struct pr_reqhead *rh)
+{
+  const char *why = NULL;
+  int r = pr_reqhead_parse_origin (s, strlen (s), rh, &why);
+  if (r != 0 && why == NULL)
+    fail_msg ("%s: status %d without a reason", s, r);
+  return r;
+}
+
+/* Transparent egress: heads a client sends to what it takes for the
+ * origin.  Origin-form takes its target from the one Host field. */
+static void
+test_origin_form (void **state)
+{
+  struct pr_reqhead rh;
+  assert_int_equal (parse_origin ("GET /a/b?q=1 HTTP/1.1\r\nHost: Agent.Test.\r\nAccept: */*\r\n\r\n", &rh), 0);
+  assert_true (rh.origin_form);
+  assert_string_equal (rh.host, "agent.test");
+  assert_int_equal (rh.port, 80);
+  assert_memory_equal (rh.path, "/a/b?q=1", 8);
+  assert_int_equal (parse_origin ("GET / HTTP/1.0\r\nHost: agent.test:8080\r\n\r\n", &rh), 0);
+  assert_int_equal (rh.port, 8080);
+  assert_int_equal (rh.minor, 0);
+  assert_int_equal (parse_origin ("GET / HTTP/1.1\r\nHost: [2001:db8::1]:81\r\n\r\n", &rh), 0);
+  assert_true (rh.host_is_ipv6);
+  /* Absolute-form is allowed (RFC 9112 section 3.2.2: a server accepts
+   * it) when its Host field names the same host and port. */
+  assert_int_equal (parse_origin ("GET http://agent.test/x HTTP/1.1\r\nHost: agent.test:80\r\n\r\n", &rh), 0);
+  assert_false (rh.origin_form);
+  assert_string_equal (rh.host, "agent.test");
+  /* The upstream head: origin-form, Host rebuilt, hop-by-hop fields out,
+   * one request per connection. */
+  size_t len;
+  assert_int_equal (parse_origin ("POST /up HTTP/1.1\r\nHost: agent.test:8080\r\nConnection: keep-alive\r\n"
+                                  "Keep-Alive: 5\r\nContent-Length: 2\r\n\r\n",
+                                  &rh),
+                    0);
+  char *out = pr_reqhead_rewrite (&rh, &len);
+  assert_string_equal (out, "POST /up HTTP/1.1\r\nHost: agent.test:8080\r\nContent-Length: 2\r\nConnection: close\r\n\r\n");
+  assert_int_equal (rh.body, PR_BODY_LENGTH);
+  free (out);
+  assert_int_equal (parse_origin ("GET http://agent.test/ HTTP/1.1\r\nHost: agent.test\r\n\r\n", &rh), 0);
+  out = pr_reqhead_rewrite (&rh, &len);
+  assert_string_equal (out, "GET / HTTP/1.1\r\nHost: agent.test\r\nConnection: close\r\n\r\n");
+  free (out);
+}
+
+/* What a fresh attacker sent on the transparent path, and the rest of the
+ * proxy's refusals. */
+static void
+test_origin_refused (void **state)
+{
+  static const struct
+  {
+    const char *head;
+    int status;
+  } cases[] = {
+    { "GET / HTTP/1.1\r\nHost: agent.test\r\nHost: denied.test\r\n\r\n", 400 },
+    { "GET / HTTP/1.1\r\nHost: agent.test\r\nhost: agent.test\r\n\r\n", 400 },
+    { "GET / HTTP/1.1\r\nHost: agent.test\r\n denied.test\r\n\r\n", 400 },
+    { "GET / HTTP/1.1\r\nHost:\r\n denied.test\r\n\r\n", 400 },
+    { "GET / HTTP/1.1\r\nX: y\r\n\tHost: denied.test\r\n\r\n", 400 },
+    { "GET http://denied.test/ HTTP/1.1\r\nHost: agent.test\r\n\r\n", 403 },
+    { "GET http://agent.test:81/ HTTP/1.1\r\nHost: agent.test\r\n\r\n", 403 },
+    { "GET http://agent.test/ HTTP/1.1\r\n\r\n", 400 },
+    { "GET / HTTP/1.1\r\n\r\n", 400 },
+    { "GET / HTTP/1.0\r\n\r\n", 400 },
+    { "GET / HTTP/1.1\r\nHost: u@agent.test\r\n\r\n", 400 },
+    { "GET / HTTP/1.1\r\nHost: agent.test:x\r\n\r\n", 400 },
+    { "GET / HTTP/1.1\r\nHost: agent.test/x\r\n\r\n", 400 },
+    { "GET / HTTP/1.1\r\nHost: agent.test denied.test\r\n\r\n", 400 },
+    { "GET /#f HTTP/1.1\r\nHost: agent.test\r\n\r\n", 400 },
+    { "OPTIONS * HTTP/1.1\r\nHost: agent.test\r\n\r\n", 400 },
+    { "CONNECT agent.test:443 HTTP/1.1\r\nHost: agent.test:443\r\n\r\n", 400 },
+    { "GET https://agent.test/ HTTP/1.1\r\nHost: agent.test\r\n\r\n", 400 },
+    { "POST / HTTP/1.1\r\nHost: agent.test\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400 },
+    { "POST / HTTP/1.1\r\nHost: agent.test\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400 },
+    { "POST / HTTP/1.0\r\nHost: agent.test\r\nTransfer-Encoding: chunked\r\n\r\n", 400 },
+    { "POST / HTTP/1.1\r\nHost: agent.test\r\nTransfer-Encoding: gzip\r\n\r\n", 501 },
+    { "GET / HTTP/2.0\r\nHost: agent.test\r\n\r\n", 505 },
+    { "GET / HTTP/1.1\r\nHost: agent.test\r\n\r\nGET / HTTP/1.1\r\nHost: denied.test\r\n\r\n", 400 },
+  };
+  for (size_t i = 0; i < PR_ARRAY_SIZE (cases); i++)
+    {
+      struct pr_reqhead rh;
+      int r = parse_origin (cases[i].head, &rh);
+      if (r != cases[i].status)
+        fail_msg ("case %zu: got %d, want %d for %s", i, r, cases[i].status, cases[i].head);
+    }
+  /* The proxy's own parser still refuses origin-form. */
+  struct pr_reqhead rh;
+  assert_int_equal (parse ("GET / HTTP/1.1\r\nHost: agent.test\r\n\r\n", &rh), 400);
+}
+
 int
 main (void)
 {
@@ -273,7 +369,7 @@ main (void)
     cmocka_unit_test (test_find_end),     cmocka_unit_test (test_absolute_form), cmocka_unit_test (test_connect),
     cmocka_unit_test (test_bad_requests), cmocka_unit_test (test_field_limit),   cmocka_unit_test (test_rewrite),
     cmocka_unit_test (test_token),        cmocka_unit_test (test_body_chunked),  cmocka_unit_test (test_body_length),
-    cmocka_unit_test (test_host_field),
+    cmocka_unit_test (test_host_field),   cmocka_unit_test (test_origin_form),   cmocka_unit_test (test_origin_refused),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

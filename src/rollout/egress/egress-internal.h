@@ -97,8 +97,29 @@
 /* The transparent sides: the agent's, the verifier's, the setup's. */
 #define PR_EGRESS_TSIDES 3
 
-/* Names the transparent resolver hands stand-in addresses to (transparent.c). */
+/* The transparent resolver's stand-in addresses (transparent.c): one pool
+ * per phase, each in its own /16 of 100.64.0.0/10 (RFC 6598): the agent's
+ * 100.64.0.0/16, the setup's 100.65.0.0/16, the verifier's 100.66.0.0/16,
+ * so no phase's names can take another's addresses.
+ *   PR_EGRESS_MAX_STANDINS        names the agent's pool holds at once;
+ *   PR_EGRESS_MAX_STANDINS_PHASE  the setup's and the verifier's.
+ * A full pool gives a new name the address of its least recently used
+ * name (resolved, or dialled), never a refusal. */
 #define PR_EGRESS_MAX_STANDINS 4096
+#define PR_EGRESS_MAX_STANDINS_PHASE 1024
+
+struct pr_standin; /* one slot (transparent.c) */
+
+/* One phase's pool: slot i is the address first + i; a hash of the names
+ * (bucket, chained through the slots) and a least recently used list. */
+struct pr_standin_pool
+{
+  uint32_t first;          /* slot 0's address, host byte order */
+  uint32_t cap, n;         /* slots (a power of two), slots in use */
+  struct pr_standin *slot; /* cap of them, allocated on the pool's first name */
+  uint32_t *bucket;        /* cap of them: the first slot of each hash chain */
+  uint32_t oldest, newest; /* ends of the LRU list */
+};
 
 struct pr_egress;
 
@@ -200,8 +221,7 @@ struct pr_egress
     struct evconnlistener *l[2]; /* IPv4, IPv6 (NULL: none) */
     struct event *dns_ev[2]; /* IPv4, IPv6 (NULL: none) */
   } tside[PR_EGRESS_TSIDES];
-  char *standins[PR_EGRESS_MAX_STANDINS];  /* name of stand-in 100.64.0.(i+1) */
-  size_t n_standins;
+  struct pr_standin_pool standins[PR_EGRESS_TSIDES]; /* by enum pr_phase (transparent.c) */
 };
 
 /* A decision log record (see egress.h for the line format). */

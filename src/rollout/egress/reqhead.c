@@ -1,8 +1,10 @@
 /* reqhead.c - the egress proxy's HTTP request-head parser, the upstream
  * head rewrite, the proxy token extraction and the request body framing
- * tracker.  Strict where leniency would let a client and the origin
- * disagree about where a request ends (request smuggling, RFC 9112
- * section 11.2); the head sent upstream is always rebuilt, never passed
+ * tracker, for the proxy's requests and the heads transparent egress
+ * reads (pr_reqhead_parse_origin: the same rules, origin-form targets).
+ * Strict where leniency would let a client and the origin disagree about
+ * where a request ends (request smuggling, RFC 9112 section 11.2) or which
+ * host it is for; the head sent upstream is always rebuilt, never passed
  * through. */
 #define _GNU_SOURCE
 #include "reqhead.h"
@@ -192,16 +194,31 @@ parse_authority (const char *a, size_t len, bool need_port, struct pr_reqhead *r
   return 0;
 }
 
+/* The target of the request line.  to_origin: the head was sent to an
+ * origin server, not to a proxy (pr_reqhead_parse_origin), so origin-form
+ * ("/path?query") is the normal form and CONNECT has no meaning. */
 static int
-parse_target (const char *t, size_t len, struct pr_reqhead *rh, const char **reason)
+parse_target (const char *t, size_t len, bool to_origin, struct pr_reqhead *rh, const char **reason)
 {
   for (size_t i = 0; i < len; i++)
     if ((unsigned char) t[i] <= 0x20 || (unsigned char) t[i] >= 0x7f)
       return *reason = "bad character in the request target", 400;
 
+  if (rh->is_connect && to_origin)
+    return *reason = "CONNECT sent to an origin server", 400;
   if (rh->is_connect)
     return parse_authority (t, len, true, rh, reason);
 
+  if (len > 0 && t[0] == '/' && to_origin)
+    {
+      if (memchr (t, '#', len) != NULL)
+        return *reason = "fragment in the request target", 400;
+      /* The host and port come from the Host field (origin_host). */
+      rh->origin_form = true;
+      rh->path = t;
+      rh->path_len = len;
+      return 0;
+    }
   if (len > 0 && t[0] == '/')
     return *reason = "origin-form request to a proxy: send an absolute http:// URL", 400;
   if (len == 1 && t[0] == '*')
@@ -280,7 +297,7 @@ parse_framing (struct pr_reqhead *rh, const char **reason)
 }
 
 static int
-parse_request_line (const char *l, size_t len, struct pr_reqhead *rh, const char **reason)
+parse_request_line (const char *l, size_t len, bool to_origin, struct pr_reqhead *rh, const char **reason)
 {
   const char *sp1 = memchr (l, ' ', len);
   if (sp1 == NULL || sp1 == l)
@@ -307,7 +324,7 @@ parse_request_line (const char *l, size_t len, struct pr_reqhead *rh, const char
   if (v[5] != '1' || (v[7] != '0' && v[7] != '1'))
     return *reason = "only HTTP/1.0 and HTTP/1.1 are supported", 505;
   rh->minor = v[7] - '0';
-  return parse_target (t, sp2 - t, rh, reason);
+  return parse_target (t, sp2 - t, to_origin, rh, reason);
 }
 
 static int
@@ -335,8 +352,10 @@ parse_field (const char *l, size_t len, struct pr_reqhead *rh, const char **reas
   return 0;
 }
 
-int
-pr_reqhead_parse (const char *buf, size_t len, struct pr_reqhead *rh, const char **reason)
+/* pr_reqhead_parse and pr_reqhead_parse_origin: the same syntax and
+ * framing rules; to_origin only changes which targets are accepted. */
+static int
+parse_head (const char *buf, size_t len, bool to_origin, struct pr_reqhead *rh, const char **reason)
 {
   size_t off = 0;
   bool first = true;
@@ -365,12 +384,58 @@ pr_reqhead_parse (const char *buf, size_t len, struct pr_reqhead *rh, const char
             return *reason = "data after the end of the request head", 400;
           return parse_framing (rh, reason);
         }
-      int r = first ? parse_request_line (l, llen, rh, reason) : parse_field (l, llen, rh, reason);
+      int r = first ? parse_request_line (l, llen, to_origin, rh, reason) : parse_field (l, llen, rh, reason);
       if (r != 0)
         return r;
       first = false;
     }
   return *reason = "unterminated request head", 400;
+}
+
+int
+pr_reqhead_parse (const char *buf, size_t len, struct pr_reqhead *rh, const char **reason)
+{
+  return parse_head (buf, len, false, rh, reason);
+}
+
+/* The one Host field of rh, or NULL with *reason and *status set (none,
+ * or more than one: two parsers, the origin's and ours, could each pick
+ * another of them). */
+static const struct pr_reqhead_field *
+sole_host_field (const struct pr_reqhead *rh, int *status, const char **reason)
+{
+  const struct pr_reqhead_field *host = NULL;
+
+  for (size_t i = 0; i < rh->n_fields; i++)
+    if (name_is (&rh->fields[i], "host"))
+      {
+        if (host != NULL)
+          return *status = 400, *reason = "more than one Host field", NULL;
+        host = &rh->fields[i];
+      }
+  if (host == NULL)
+    return *status = 400, *reason = "no Host field", NULL;
+  return host;
+}
+
+int
+pr_reqhead_parse_origin (const char *buf, size_t len, struct pr_reqhead *rh, const char **reason)
+{
+  int status = parse_head (buf, len, true, rh, reason);
+  if (status != 0)
+    return status;
+  const struct pr_reqhead_field *host = sole_host_field (rh, &status, reason);
+  if (host == NULL)
+    return status;
+  if (!rh->origin_form)
+    return pr_reqhead_check_host (rh, reason);
+  const char *why = NULL;
+  if (host->value_len == 0 || parse_authority (host->value, host->value_len, false, rh, &why) != 0)
+    {
+      rh->host[0] = '\0';
+      return *reason = "malformed Host field", 400;
+    }
+  return 0;
 }
 
 int

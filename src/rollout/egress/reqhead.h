@@ -3,6 +3,8 @@
  * the origin-form rewrite sent upstream, the proxy token, and a request
  * body framing tracker.  Pure functions over byte buffers (no I/O, no
  * globals) so they can be unit-tested and fuzzed.
+ * Also the heads transparent egress reads, which the client sent to what
+ * it takes for the origin (origin-form targets).
  * Source: RFC 9112 sections 2-3, 5-7 (message format, request line,
  * request target forms, field syntax, chunked coding); RFC 9110 section 7.6.1
  * (hop-by-hop fields) and 9.3.6 (CONNECT); RFC 3986 section 3.2 (authority);
@@ -47,6 +49,7 @@ struct pr_reqhead
   uint16_t port;
   const char *path; /* origin-form target (path and query) into the buffer; NULL for CONNECT */
   size_t path_len;
+  bool origin_form; /* the request line had the origin-form (pr_reqhead_parse_origin only) */
   int minor;        /* HTTP/1.<minor>: 0 or 1 */
   struct pr_reqhead_field fields[PR_REQHEAD_MAX_HEADERS];
   size_t n_fields;
@@ -71,6 +74,21 @@ ssize_t pr_reqhead_find_end (const char *buf, size_t len, size_t max);
  * PR_REQHEAD_MAX_HEADERS fields -> 431), 501 a transfer coding other than
  * chunked, 505 an HTTP version other than 1.0/1.1. */
 int pr_reqhead_parse (const char *buf, size_t len, struct pr_reqhead *rh, const char **reason);
+
+/* Parses a complete head buf[0..len) that a client sent straight to an
+ * origin server, believing it talks to the origin (transparent egress:
+ * the runtime's rules led the connection to the helper).  The rules of
+ * pr_reqhead_parse (syntax, limits, obs-fold, framing: the same statuses),
+ * except for the target: origin-form ("GET /p?q HTTP/1.1") is the normal
+ * form, its host and port taken from the Host field (port 80 when it has
+ * none); absolute-form http:// is accepted too, and its Host field must
+ * name the same host and port (403 otherwise, as
+ * pr_reqhead_check_host).  Exactly one Host field, a valid authority, is
+ * required either way (400: none, more than one, malformed); CONNECT,
+ * asterisk-form and https:// targets are 400.  On success rh->host and
+ * rh->port are the request's target and rh->path its origin-form target,
+ * so pr_reqhead_rewrite builds the head to send upstream. */
+int pr_reqhead_parse_origin (const char *buf, size_t len, struct pr_reqhead *rh, const char **reason);
 
 /* Builds the head sent upstream for a forward (non-CONNECT) request:
  * "METHOD origin-form HTTP/1.x", a Host field naming the target (the
