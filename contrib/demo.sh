@@ -45,13 +45,18 @@ prepare() {
 # some machines the Debian mirror resolves into one: the operator's
 # PROCTOR_EGRESS_REACHABLE names its addresses, resolved now (never
 # written anywhere), through a wrapper podman runs as the runtime.
+# The wrapper's directory goes when the script ends (every mode: a trap
+# set here, replaced by start_canary's, which calls this too).
+demo_rt=
+cleanup_wrapper() { [ -z "$demo_rt" ] || rm -rf "$demo_rt"; }
+
 reach_mirror() {
 	# shellcheck source=../tests/mirror.bash
 	source "$top/tests/mirror.bash"
-	local w
-	w=$(mktemp -d /tmp/proctor-demo-rt.XXXXXX)
-	egress_wrapper "$w/proctor" "$PROCTOR"
-	PROCTOR=$w/proctor
+	demo_rt=$(mktemp -d /tmp/proctor-demo-rt.XXXXXX)
+	egress_wrapper "$demo_rt/proctor" "$PROCTOR"
+	PROCTOR=$demo_rt/proctor
+	trap cleanup_wrapper EXIT
 }
 
 # contrib/tasks/prebuilt-image names a prebuilt [environment] docker_image,
@@ -72,7 +77,7 @@ start_canary() {
 	fi
 	python3 "$tasks/adversarial/host-canary.py" "$canary_port" &
 	canary_pid=$!
-	trap 'kill "$canary_pid" 2>/dev/null || true' EXIT
+	trap 'kill "$canary_pid" 2>/dev/null || true; cleanup_wrapper' EXIT
 	sleep 0.3
 }
 
