@@ -3,6 +3,7 @@
 #include "config.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "cgroup/cgroup.h"
 #include "cgroup/manager.h"
 #include "cmd/cmd.h"
 #include "linux/exeguard.h"
@@ -155,6 +156,8 @@ main (int argc, char **argv)
         continue;
       if (enters_container (name) && pr_exeguard_ensure_protected (argv, environ, &err) < 0)
         return pr_cmd_fail (err);
+      /* One runtime call: its cgroup mounts stay as they are while it runs. */
+      pr_cgroup_mounts_memo ();
       return commands[i]->run (&g, argc - first, argv + first);
     }
   pr_error_invalid (&err, "unknown command `%s`", name);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../base/log.h"
 #include "../base/util.h"
@@ -263,13 +264,44 @@ pr_cgroup_mounts_parse (const char *mountinfo, struct pr_cgroup_mounts *out, pr_
   return 0;
 }
 
+/* The mount table as this process read it first, once pr_cgroup_mounts_memo
+ * turned the memo on: one `run` asks for the hierarchies seven times (the
+ * frozen check, create, the limits, the entry, and delete's three), and
+ * each read makes the kernel print the whole table (show_mountinfo).  Only
+ * the process that read it uses it: a child may sit in another mount
+ * namespace (a container's, a verifier's), and so reads its own. */
+static struct
+{
+  bool on;
+  pid_t pid;
+  char *text;
+} memo;
+
+void
+pr_cgroup_mounts_memo (void)
+{
+  memo.on = true;
+}
+
 int
 pr_cgroup_mounts_load (struct pr_cgroup_mounts *out, pr_error **err)
 {
+  pid_t self = getpid ();
+  if (memo.on && memo.text && memo.pid == self)
+    return pr_cgroup_mounts_parse (memo.text, out, err);
   _cleanup_free_ char *text = NULL;
   if (pr_read_file ("/proc/self/mountinfo", &text, NULL, err) < 0)
     return -1;
-  return pr_cgroup_mounts_parse (text, out, err);
+  if (pr_cgroup_mounts_parse (text, out, err) < 0)
+    return -1;
+  if (memo.on)
+    {
+      free (memo.text);
+      memo.text = text;
+      memo.pid = self;
+      text = NULL;
+    }
+  return 0;
 }
 
 const struct pr_cgroup_hier *

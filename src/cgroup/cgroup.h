@@ -18,6 +18,13 @@
 
 enum pr_cgroup_layout { PR_CGROUP_LEGACY, PR_CGROUP_HYBRID, PR_CGROUP_UNIFIED };
 
+/* Turns on, for the rest of this process, the reuse of the first read of
+ * /proc/self/mountinfo by every later cgroup lookup of the same process
+ * (forked children read their own).  For a runtime call, whose cgroup
+ * mounts do not change while it runs; a long-lived caller (the library)
+ * leaves it off and sees every change of the mount table. */
+void pr_cgroup_mounts_memo (void);
+
 /* Detects the host layout.  Errors: no cgroup filesystem mounted (ENOENT). */
 int pr_cgroup_detect (enum pr_cgroup_layout *out, pr_error **err);
 

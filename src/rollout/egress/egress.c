@@ -4,8 +4,13 @@
  * shutdown on container exit or SIGTERM; and the control client
  * pr_egress_open_token.  Interface and protocol: egress.h. */
 #define _GNU_SOURCE
+#include "config.h" /* configure's: HAVE_MALLOC_TRIM */
+
 #include <errno.h>
 #include <fcntl.h>
+#ifdef HAVE_MALLOC_TRIM
+#include <malloc.h>
+#endif
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -643,6 +648,22 @@ egress_setup (struct pr_egress *eg, pr_error **err)
   return 0;
 }
 
+/* Gives the kernel back the free pages of the heap before the helper
+ * idles.  The runtime's helper is forked from `create`, not executed: its
+ * heap is create's, where the container's config, the mountinfo reads and
+ * the rollout's setup were parsed and freed (about 0.8 MiB under podman,
+ * 0.1 MiB of it still allocated), and every one of those pages is the
+ * helper's alone once create exits.  malloc_trim(0) releases the free
+ * chunks' pages anywhere in the heap (madvise) and the top (brk), both in
+ * the sandbox's allowlist.  Without glibc's malloc_trim, nothing. */
+static void
+return_free_heap (void)
+{
+#ifdef HAVE_MALLOC_TRIM
+  malloc_trim (0);
+#endif
+}
+
 int
 pr_egress_run (const struct pr_egress_config *cfg, pr_error **err)
 {
@@ -662,6 +683,8 @@ pr_egress_run (const struct pr_egress_config *cfg, pr_error **err)
       egress_teardown (&eg);
       return -1;
     }
+  /* After the ready word: create does not wait for it. */
+  return_free_heap ();
   event_base_dispatch (eg.base);
   egress_teardown (&eg);
   return 0;
