@@ -547,7 +547,7 @@ resolved_cb (int result, struct evutil_addrinfo *res, void *arg)
   if (c->n_addrs == 0)
     {
       if (refused_class != PR_ADDR_PUBLIC)
-        deny (c, 403, "%s resolves to %s, a %s address; only public addresses are reachable (the operator's PROCTOR_EGRESS_REACHABLE names others)", c->host, refused,
+        deny (c, 403, "%s resolves to %s, a %s address; only public addresses are reachable (an operator names others in PROCTOR_EGRESS_REACHABLE)", c->host, refused,
               pr_addr_class_name (refused_class));
       else
         {
