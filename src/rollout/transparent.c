@@ -87,8 +87,13 @@ ruleset (const struct pr_transparent_cgroups *cg)
       "  ct direction reply accept\n"
       /* DNS over TCP is not served: refused at once (a resolver falls
        * back to it only for answers too long for UDP, which stand-ins
-       * never are), never left to a listener of the agent's. */
-      "  tcp dport 53 reject with tcp reset\n"
+       * never are), never left to a listener of the agent's.  With an
+       * ICMP error, not a reset: a reset to a client's outside source
+       * address would come back through the tproxy rule below and be
+       * handed to the helper's listener, and the client would hang (a
+       * trial's finding); ICMP passes that chain, and port-unreachable
+       * fails a SYN_SENT socket at once (ECONNREFUSED). */
+      "  tcp dport 53 reject with icmpx port-unreachable\n"
       /* The helper's ports take only what tproxy hands them: dialled
        * directly (a loopback destination), the verifier's would judge
        * the agent as the verifier. */
@@ -96,6 +101,11 @@ ruleset (const struct pr_transparent_cgroups *cg)
       "  ip6 daddr ::1 tcp dport { %d, %d, %d } reject with tcp reset\n"
       "  udp dport { %d, %d } ct status & dnat == 0 reject\n"
       "  meta l4proto tcp accept\n"
+      /* The rules' own errors (the TCP 53 refusal above) go back to a
+       * client whose address is an outside one; nothing leaves the
+       * namespace, it has no interface but lo. */
+      "  icmp type destination-unreachable accept\n"
+      "  icmpv6 type destination-unreachable accept\n"
       "  ip daddr != 127.0.0.0/8 reject\n"
       "  ip6 daddr != ::1 reject\n"
       " }\n"
