@@ -189,7 +189,21 @@ pr_conn_free (struct pr_conn *c)
   for (int i = 0; i < 2; i++)
     {
       if (c->s[i].bev)
-        bufferevent_free (c->s[i].bev);
+        {
+          /* The socket is closed now, not by bufferevent_free: that one
+           * closes it in a finalizer at the end of the loop's turn, and a
+           * turn that accepts a burst of connections at the budget (each
+           * evicting the oldest idle one, egress.c admit) would hold
+           * every evicted fd until then and run into EMFILE (s/egress.bats
+           * "10,000 idle connections ...", failing now and then). */
+          evutil_socket_t fd = bufferevent_getfd (c->s[i].bev);
+          if (fd >= 0)
+            {
+              bufferevent_setfd (c->s[i].bev, -1);
+              evutil_closesocket (fd);
+            }
+          bufferevent_free (c->s[i].bev);
+        }
       if (c->s[i].ev)
         event_free (c->s[i].ev);
       if (c->s[i].fd >= 0)
