@@ -357,6 +357,27 @@ pr_cgroup_controller_dir (const char *path, const char *controller, char **out, 
 }
 
 int
+pr_cgroup_enter_v1_controller (const char *path, const char *controller, pid_t pid, pr_error **err)
+{
+  struct pr_cgroup_mounts m = { 0 };
+  if (pr_cgroup_mounts_load (&m, err) < 0)
+    return -1;
+  const struct pr_cgroup_hier *h = m.layout == PR_CGROUP_UNIFIED ? NULL : pr_cgroup_mounts_find (&m, controller);
+  if (h == NULL || h->is_v2)
+    {
+      pr_cgroup_mounts_clear (&m);
+      return 0;
+    }
+  _cleanup_free_ char *dir = pr_cgroup_hier_dir (h, path);
+  pr_cgroup_mounts_clear (&m);
+  if (mkdir (dir, 0755) < 0 && errno != EEXIST)
+    return pr_error_set (err, errno, "mkdir %s", dir);
+  if (pr_cgroup_write_procs (dir, pid, err) < 0)
+    return -1;
+  return 1;
+}
+
+int
 pr_cgroup_unified_dir (const char *path, char **out, pr_error **err)
 {
   return pr_cgroup_controller_dir (path, "unified", out, err);

@@ -47,6 +47,17 @@ int pr_cgroup_create (const char *path, pid_t pid, pr_error **err);
  * cgroup2 hierarchy is mounted; mountinfo read errors. */
 int pr_cgroup_unified_dir (const char *path, char **out, pr_error **err);
 
+/* Where controller is on a cgroup v1 hierarchy (v1 and hybrid hosts):
+ * creates cgroup path in that one hierarchy (EEXIST is fine) and moves pid
+ * into it, leaving pid's cgroups in every other hierarchy as they are;
+ * returns 1.  Returns 0, doing nothing, where controller is on the cgroup2
+ * hierarchy or nowhere (one cgroup per process there: no way to move a
+ * single controller).  Errors: mountinfo read errors, mkdir and
+ * cgroup.procs write errno naming the directory.
+ * Source: Documentation/admin-guide/cgroup-v1/cgroups.rst (each hierarchy
+ * places a task on its own). */
+int pr_cgroup_enter_v1_controller (const char *path, const char *controller, pid_t pid, pr_error **err);
+
 /* Moves pid into an existing cgroup in every hierarchy (used by exec). */
 int pr_cgroup_enter (const char *path, pid_t pid, pr_error **err);
 

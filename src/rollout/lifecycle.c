@@ -9,6 +9,7 @@
 #include "network.h"
 #include "transparent.h"
 #include "procs.h"
+#include "oomshield.h"
 #include "../base/log.h"
 #include "../base/util.h"
 #include "../linux/netlink.h"
@@ -73,6 +74,11 @@ pr_rollout_ready (const struct pr_rollout *r, pid_t init_pid, int state_dirfd, c
     return 0;
   if (pr_network_start (r->policy, init_pid, state_dirfd, state_dir, cgroup_path, err) < 0)
     return -1;
+  /* After the agent's init exists (the outer init forked it at create),
+   * so that it inherits nothing of the shield. */
+  const pid_t ours[] = { init_pid, pr_network_helper_pid (state_dirfd) };
+  if (pr_oomshield_apply (cgroup_path, ours, 2, err) < 0)
+    return -1;
   return 1;
 }
 
@@ -108,6 +114,9 @@ pr_rollout_delete_cgroup (const char *cgroup_path, pr_error **err)
   int r = pr_budget_destroy (cgroup_path, err);
   /* After the budget's teardown killed the sessions that were in them. */
   pr_transparent_remove_phase_cgroups (cgroup_path);
+  /* The outer init and the helper are gone by now (delete, or create's
+   * cleanup, stops them first). */
+  pr_oomshield_remove (cgroup_path);
   return r;
 }
 

@@ -567,15 +567,32 @@ out:
   return ret;
 }
 
+/* The helper's pid and start time from egress.pid; false when none. */
+static bool
+read_helper_pid (int state_dirfd, int *pid, unsigned long long *start)
+{
+  _cleanup_free_ char *text = NULL;
+  if (pr_read_file_at (state_dirfd, PR_EGRESS_PID, &text, NULL, NULL) < 0)
+    return false;
+  return sscanf (text, "%d %llu", pid, start) == 2 && *pid > 0;
+}
+
+pid_t
+pr_network_helper_pid (int state_dirfd)
+{
+  int pid = 0;
+  unsigned long long start = 0;
+  if (!read_helper_pid (state_dirfd, &pid, &start) || pr_proc_start_time (pid) != start)
+    return 0;
+  return pid;
+}
+
 void
 pr_network_stop (int state_dirfd)
 {
-  _cleanup_free_ char *text = NULL;
   int pid = 0;
   unsigned long long start = 0;
-  if (pr_read_file_at (state_dirfd, PR_EGRESS_PID, &text, NULL, NULL) < 0)
-    return;
-  if (sscanf (text, "%d %llu", &pid, &start) != 2 || pid <= 0)
+  if (!read_helper_pid (state_dirfd, &pid, &start))
     return;
   int pfd = pr_sys_pidfd_open (pid, 0);
   if (pfd < 0)

@@ -67,6 +67,10 @@ const char *pr_network_transparent_cgroup (const struct pr_policy *p, enum pr_ph
  * live process.  Never fails. */
 void pr_network_stop (int state_dirfd);
 
+/* The running helper's pid (egress.pid, checked against the process's
+ * start time), or 0 when there is none. */
+pid_t pr_network_helper_pid (int state_dirfd);
+
 /* Rewrites env for a phase: removes any proxy variables, then, unless the
  * phase's mode is none, sets http_proxy, https_proxy, HTTP_PROXY,
  * HTTPS_PROXY (agent: http://127.0.0.1:3128; setup/verifier:

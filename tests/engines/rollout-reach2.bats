@@ -86,6 +86,32 @@ container_cg() {
 	[ "$output" = survived ] || fail_with "$output"
 }
 
+# A trial's finding: memory no process owns (a tmpfs of the agent's own)
+# fills the container's limit and the OOM killer took the largest process
+# of the cgroup, the egress helper, after which no verifier exec started
+# ("connect to egress control socket ...: connection refused"); with the
+# helper elsewhere it took the outer init and the container died.  Both
+# now sit in a memory cgroup of their own (oomshield.h): the killer finds
+# only the agent's processes.  Fails on the build before (the verifier exec
+# fails, the helper is gone).
+@test "reach budget: an agent tmpfs balloon under --memory kills neither the egress helper nor the container; the verifier still runs" {
+	need_image bookworm
+	POLICY=$TEST_DIR/policy.json
+	printf '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["example.invalid"]}, "verifier": {"network_mode": "allowlist", "allowed_hosts": ["example.invalid"]}}\n' >"$POLICY"
+	track_name "$NAME"
+	run pm run -d --name "$NAME" --memory 160m --annotation "run.proctor.rollout=@$POLICY" "$BOOKWORM" sleep 1000
+	assert_status 0
+	local helper
+	helper=$(pgrep -n -x proctor-egress) || fail_with "no egress helper"
+	run pm exec "$NAME" unshare -U -r -m sh -c 'mount -t tmpfs -o size=400m none /mnt &&
+		dd if=/dev/zero of=/mnt/f bs=1M count=300 2>/dev/null; echo balloon-done'
+	kill -0 "$helper" || fail_with "the egress helper was killed: $(dmesg | grep -i 'killed process' | tail -3)"
+	run pm exec "$NAME" echo agent-ok
+	[ "$output" = agent-ok ] || fail_with "the container did not survive: $output"
+	run verifier echo verifier-ran
+	[ "$output" = verifier-ran ] || fail_with "no verifier: $output"
+}
+
 @test "reach budget: an invalid verifier.resources fails create with its own message and leaves nothing" {
 	need_image bookworm
 	# Only what this test's creates leave counts: other rollouts on the
