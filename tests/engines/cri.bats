@@ -558,7 +558,7 @@ graded" ] || fail_with "verifier: $output"
 	[ "$(cat "$vol/verdict/reward.txt")" = 0.75 ] || fail_with "verdict gone after removal"
 }
 
-@test "cri proctor rollout: the egress helper and the outer init are charged to the pod's container cgroup" {
+@test "cri proctor rollout: the egress helper and the outer init are charged to the pod, in the container's cgroups but the memory one" {
 	rollout_pod '{"version": 1, "agent": {"network_mode": "allowlist", "allowed_hosts": ["example.invalid"]}}'
 	local init p helper=""
 	init=$(status_of "$CTR" .info.info.pid)
@@ -566,17 +566,20 @@ graded" ] || fail_with "verifier: $output"
 		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = proctor-egress ] && helper=$p
 	done
 	[ -n "$helper" ] || fail_with "no proctor-egress process of $CTR: $(pids_naming "$CTR")"
-	# The memory controller (the pod's limit) places both in the
-	# container's cgroup under the pod's; every other hierarchy too: their
-	# cgroups are the container's own process's.
+	# Under the pod's cgroup (the pod's limit counts them) in every
+	# hierarchy.  On a v1 memory hierarchy (this hybrid host) in the
+	# container's sibling CTR-proctor-runtime, so that an agent filling the
+	# container's own limit cannot have the OOM killer take them
+	# (src/rollout/oomshield.h); every other hierarchy: the container's own
+	# process's cgroups.
 	local own
 	own=$(cut -d' ' -f1 "/proc/$init/task/$init/children")
 	[ -n "$own" ] || fail_with "the outer init $init has no child"
 	for p in "$init" "$helper"; do
-		grep -q "^[0-9]*:memory:$CRI_CGROUP_PARENT/pod[0-9a-f-]*/$CTR\$" "/proc/$p/cgroup" ||
-			grep -q "^0::$CRI_CGROUP_PARENT/pod[0-9a-f-]*/$CTR\$" "/proc/$p/cgroup" ||
-			fail_with "pid $p ($(cat /proc/$p/comm)) not in the container's memory cgroup: $(cat /proc/$p/cgroup)"
-		[ "$(cat "/proc/$p/cgroup")" = "$(cat "/proc/$own/cgroup")" ] ||
+		grep -q "^[0-9]*:memory:$CRI_CGROUP_PARENT/pod[0-9a-f-]*/$CTR-proctor-runtime\$" "/proc/$p/cgroup" ||
+			! grep -q "^[0-9]*:memory:" "/proc/$p/cgroup" ||
+			fail_with "pid $p ($(cat /proc/$p/comm)) not in the container's sibling memory cgroup: $(cat /proc/$p/cgroup)"
+		[ "$(grep -v ':memory:' "/proc/$p/cgroup")" = "$(grep -v ':memory:' "/proc/$own/cgroup")" ] ||
 			fail_with "pid $p ($(cat /proc/$p/comm)): $(cat /proc/$p/cgroup), the container's process $own: $(cat /proc/$own/cgroup)"
 	done
 }
