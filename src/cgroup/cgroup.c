@@ -356,6 +356,15 @@ pr_cgroup_controller_dir (const char *path, const char *controller, char **out, 
   return 0;
 }
 
+char *
+pr_cgroup_sibling_path (const char *path, const char *name)
+{
+  size_t n = strlen (path);
+  while (n > 1 && path[n - 1] == '/')
+    n--;
+  return xasprintf ("%.*s-%s", (int) n, path, name);
+}
+
 int
 pr_cgroup_enter_v1_controller (const char *path, const char *controller, pid_t pid, pr_error **err)
 {

@@ -47,6 +47,12 @@ int pr_cgroup_create (const char *path, pid_t pid, pr_error **err);
  * cgroup2 hierarchy is mounted; mountinfo read errors. */
 int pr_cgroup_unified_dir (const char *path, char **out, pr_error **err);
 
+/* The path of the sibling PATH-NAME of cgroup path (trailing slashes of
+ * path dropped first), malloc'd: where the runtime keeps cgroups of a
+ * container's that must not be its children (an agent that mounts cgroup2
+ * in a cgroup namespace of its own reaches children only). */
+char *pr_cgroup_sibling_path (const char *path, const char *name);
+
 /* Where controller is on a cgroup v1 hierarchy (v1 and hybrid hosts):
  * creates cgroup path in that one hierarchy (EEXIST is fine) and moves pid
  * into it, leaving pid's cgroups in every other hierarchy as they are;

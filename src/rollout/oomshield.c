@@ -14,15 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static char *
-shield_path (const char *cgroup_path)
-{
-  size_t n = strlen (cgroup_path);
-  while (n > 1 && cgroup_path[n - 1] == '/')
-    n--;
-  return xasprintf ("%.*s-%s", (int) n, cgroup_path, PR_OOMSHIELD_CGROUP);
-}
-
 /* cgroup2: the lowest score there is; refused without CAP_SYS_RESOURCE. */
 static void
 lowest_oom_score (pid_t pid)
@@ -48,7 +39,7 @@ pr_oomshield_apply (const char *cgroup_path, const pid_t *pids, size_t n, pr_err
 {
   if (cgroup_path == NULL)
     return 0;
-  _cleanup_free_ char *sib = shield_path (cgroup_path);
+  _cleanup_free_ char *sib = pr_cgroup_sibling_path (cgroup_path, PR_OOMSHIELD_CGROUP);
   for (size_t i = 0; i < n; i++)
     {
       if (pids[i] <= 0)
@@ -65,7 +56,7 @@ pr_oomshield_apply (const char *cgroup_path, const pid_t *pids, size_t n, pr_err
 void
 pr_oomshield_remove (const char *cgroup_path)
 {
-  _cleanup_free_ char *sib = shield_path (cgroup_path);
+  _cleanup_free_ char *sib = pr_cgroup_sibling_path (cgroup_path, PR_OOMSHIELD_CGROUP);
   pr_error *e = NULL;
   if (pr_cgroup_destroy (sib, &e) < 0)
     {

@@ -130,22 +130,13 @@ ruleset (const struct pr_transparent_cgroups *cg)
 /* The off switch, for every message about what transparent egress lacks. */
 #define OFF_SWITCH "(or turn transparent egress off: \"network\": {\"transparent\": false})"
 
-/* A phase's cgroup is a sibling of the container's (PATH-proctor-verifier),
- * never a child: an agent process that makes a user namespace and a cgroup
+/* A phase's cgroup is a sibling of the container's (PATH-proctor-verifier,
+ * pr_cgroup_sibling_path), never a child: an agent process that makes a user namespace and a cgroup
  * namespace of its own can mount cgroup2 rooted at its own cgroup (the
  * container's) and, as uid 0 of a map that covers host uid 0, write a
  * child's cgroup.procs; a sibling is outside every mount it can make
  * (found by a trial: the agent joined proctor-verifier and got the
  * verifier's way out). */
-static char *
-phase_cgroup_path (const char *cgroup_path, const char *name)
-{
-  size_t n = strlen (cgroup_path);
-  while (n > 1 && cgroup_path[n - 1] == '/')
-    n--;
-  return xasprintf ("%.*s-%s", (int) n, cgroup_path, name);
-}
-
 void
 pr_transparent_remove_phase_cgroups (const char *cgroup_path)
 {
@@ -156,18 +147,15 @@ pr_transparent_remove_phase_cgroups (const char *cgroup_path)
    * cgroup2 mount) and a stat per phase for one that never had them. */
   if (pr_cgroup_unified_dir (cgroup_path, &base, &e) < 0)
     return;
-  size_t n = strlen (base);
-  while (n > 1 && base[n - 1] == '/')
-    n--;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     {
-      _cleanup_free_ char *dir = xasprintf ("%.*s-%s", (int) n, base, names[i]);
+      _cleanup_free_ char *dir = pr_cgroup_sibling_path (base, names[i]);
       if (access (dir, F_OK) < 0)
         continue;
       /* pr_cgroup_destroy kills what is left first: on a cgroup2-only host
        * a running session is in its phase cgroup only, and no other
        * teardown reaches it, the cgroup not being the container's child. */
-      _cleanup_free_ char *sub = phase_cgroup_path (cgroup_path, names[i]);
+      _cleanup_free_ char *sub = pr_cgroup_sibling_path (cgroup_path, names[i]);
       if (pr_cgroup_destroy (sub, &e) < 0)
         {
           pr_warn ("transparent egress: %s", e->msg);
@@ -184,7 +172,7 @@ pr_transparent_phase_cgroup (const char *cgroup_path, const char *name, struct p
   _cleanup_free_ char *dir = NULL;
   out->nft_path = NULL;
   out->level = 0;
-  _cleanup_free_ char *sub = phase_cgroup_path (cgroup_path, name);
+  _cleanup_free_ char *sub = pr_cgroup_sibling_path (cgroup_path, name);
   if (pr_cgroup_unified_dir (sub, &dir, err) < 0)
     return pr_error_wrap (err, "transparent egress: the cgroup %s " OFF_SWITCH, name);
   if (strncmp (dir, root, sizeof root - 1) != 0)
@@ -308,7 +296,7 @@ int
 pr_transparent_enter_phase_cgroup (const char *cgroup_path, const char *name, pid_t pid, pr_error **err)
 {
   _cleanup_free_ char *dir = NULL;
-  _cleanup_free_ char *sub = phase_cgroup_path (cgroup_path, name);
+  _cleanup_free_ char *sub = pr_cgroup_sibling_path (cgroup_path, name);
   if (pr_cgroup_unified_dir (sub, &dir, err) < 0)
     return pr_error_wrap (err, "transparent egress: the cgroup %s", name);
   _cleanup_free_ char *procs = xasprintf ("%s/cgroup.procs", dir);
