@@ -209,7 +209,10 @@ has-tests" ] || fail_with "$output"
 	sleep 0.5
 	[ "$(cat "$TEST_DIR/verdict/reward.txt")" = 1 ]
 	# The loop was alive all along: it still rewrites its own copy.
-	run pm exec -u 0 "$NAME" sh -c 'rm -f /tmp/fakelogs/reward.txt; sleep 0.5; cat /tmp/fakelogs/reward.txt'
+	# (polled for up to 5 s: one fixed 0.5 s wait missed it once on a loaded CI machine)
+	run pm exec -u 0 "$NAME" sh -c 'rm -f /tmp/fakelogs/reward.txt; i=0
+		while [ $i -lt 50 ] && [ ! -s /tmp/fakelogs/reward.txt ]; do sleep 0.1; i=$((i + 1)); done
+		cat /tmp/fakelogs/reward.txt'
 	[ "$output" = 0 ] || fail_with "the agent's loop is not running: $output"
 }
 
