@@ -30,6 +30,18 @@ phase_mark (const struct pr_transparent_vcg *g, unsigned mark)
   return xasprintf ("  socket cgroupv2 level %u \"%s\" meta mark set 0x%x\n", g->level, g->nft_path, mark);
 }
 
+/* The rule that puts the UDP packets of sockets created in cgroup g in
+ * conntrack zone zone ("" when g has no path).  At raw priority, before
+ * conntrack looks the packet up: the mark (set at mangle) comes too late
+ * for that, so the cgroup is matched here again. */
+static char *
+phase_zone (const struct pr_transparent_vcg *g, unsigned zone)
+{
+  if (g->nft_path == NULL)
+    return xstrdup ("");
+  return xasprintf ("  meta l4proto udp socket cgroupv2 level %u \"%s\" ct zone set %u\n", g->level, g->nft_path, zone);
+}
+
 /* The rules, one table (the comments in the text say why each is there).
  *
  * TCP: no NAT.  The local default routes deliver every destination over
@@ -46,13 +58,23 @@ phase_mark (const struct pr_transparent_vcg *g, unsigned mark)
  * UDP: DNS only, redirected (NAT, so tracked) to the phase's resolver on
  * 127.0.0.1 or [::1], whose answers come back from the address asked;
  * other UDP, ICMP and any other protocol that would leave loopback are
- * refused.  The helper's own sockets carry PR_TRANSPARENT_MARK_HELPER
+ * refused.  Each phase's UDP is tracked in a conntrack zone of its own
+ * (agent 0, verifier PR_TRANSPARENT_ZONE_VERIFIER, setup ..._SETUP; a
+ * resolver's answers in its phase's zone, by their source port): the
+ * redirect is chosen on a flow's first packet, and all phases send from
+ * the same address to the same nameserver, so without zones a verifier
+ * query from a source port one of the agent's recent queries used
+ * followed the agent's entry to the agent's resolver and was judged by
+ * the agent's policy (an attacker's trial of 2026-12-03).  The helper's own sockets carry PR_TRANSPARENT_MARK_HELPER
  * and pass untouched. */
 static char *
 ruleset (const struct pr_transparent_cgroups *cg)
 {
   _cleanup_free_ char *v = phase_mark (&cg->verifier, PR_TRANSPARENT_MARK_VERIFIER);
   _cleanup_free_ char *st = phase_mark (&cg->setup, PR_TRANSPARENT_MARK_SETUP);
+  _cleanup_free_ char *vz = phase_zone (&cg->verifier, PR_TRANSPARENT_ZONE_VERIFIER);
+  _cleanup_free_ char *sz = phase_zone (&cg->setup, PR_TRANSPARENT_ZONE_SETUP);
+  const unsigned vzn = PR_TRANSPARENT_ZONE_VERIFIER, szn = PR_TRANSPARENT_ZONE_SETUP;
   const unsigned h = PR_TRANSPARENT_MARK_HELPER, vm = PR_TRANSPARENT_MARK_VERIFIER, sm = PR_TRANSPARENT_MARK_SETUP;
   const int ap = PR_TRANSPARENT_PORT, vp = PR_TRANSPARENT_VERIFIER_PORT, sp = PR_TRANSPARENT_SETUP_PORT;
   const int ad = PR_TRANSPARENT_DNS_PORT, vd = PR_TRANSPARENT_VERIFIER_DNS_PORT, sd = PR_TRANSPARENT_SETUP_DNS_PORT;
@@ -61,6 +83,9 @@ ruleset (const struct pr_transparent_cgroups *cg)
       " chain raw_out {\n"
       "  type filter hook output priority raw; policy accept;\n"
       "  meta l4proto tcp notrack\n"
+      "%s%s"
+      "  meta mark 0x%x udp sport %d ct zone set %u\n"
+      "  meta mark 0x%x udp sport %d ct zone set %u\n"
       " }\n"
       " chain raw_pre {\n"
       "  type filter hook prerouting priority raw; policy accept;\n"
@@ -124,7 +149,7 @@ ruleset (const struct pr_transparent_cgroups *cg)
       "  drop\n"
       " }\n"
       "}\n",
-      h, v, st, vm, vd, sm, sd, ad, h, ap, vp, sp, ap, vp, sp, vd, sd, h, vm, vp, vm, vp, sm, sp, sm, sp, ap, ap);
+      vz, sz, h, vd, vzn, h, sd, szn, h, v, st, vm, vd, sm, sd, ad, h, ap, vp, sp, ap, vp, sp, vd, sd, h, vm, vp, vm, vp, sm, sp, sm, sp, ap, ap);
 }
 
 /* The off switch, for every message about what transparent egress lacks. */

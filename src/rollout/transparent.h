@@ -36,6 +36,11 @@
 #define PR_TRANSPARENT_MARK_VERIFIER 0x70720002u
 #define PR_TRANSPARENT_MARK_SETUP 0x70720003u
 
+/* Conntrack zones (nft ct zone) of the verifier's and the setup's UDP in
+ * the container's namespace; the agent's is zone 0, the default. */
+#define PR_TRANSPARENT_ZONE_VERIFIER 2u
+#define PR_TRANSPARENT_ZONE_SETUP 3u
+
 /* Where the rules find a phase's cgroup: nft's path (relative to
  * /sys/fs/cgroup) and its depth in the cgroup2 hierarchy. */
 struct pr_transparent_vcg

@@ -706,3 +706,40 @@ print("failed", bad, "first", first, "in %.1f s" % (time.time() - t))'
 	run in_verifier curl -sS --noproxy '*' --max-time 10 "http://$addr:8080/hello.txt"
 	[ "$output" = origin-says-hello ] || fail_with "verifier: $output"
 }
+
+# dns_from_port NAME: one UDP query for NAME's A record to the nameserver
+# of resolv.conf, sent from source port 40000 (the same 5-tuple in every
+# phase), printed as "RCODE ANSWERS ADDRESS".
+dns_from_port() {
+	python3 -c 'import socket, struct, sys
+ns = [l.split()[1] for l in open("/etc/resolv.conf") if l.startswith("nameserver")][0]
+s = socket.socket(socket.AF_INET6 if ":" in ns else socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("", 40000)); s.settimeout(5)
+q = struct.pack(">6H", 0x1234, 0x100, 1, 0, 0, 0)
+q += b"".join(bytes([len(p)]) + p.encode() for p in sys.argv[1].split(".")) + b"\0" + struct.pack(">2H", 1, 1)
+s.sendto(q, (ns, 53)); r = s.recv(512)
+n = struct.unpack(">H", r[6:8])[0]
+print(r[3] & 15, n, socket.inet_ntoa(r[-4:]) if n else "-")' "$1"
+}
+
+# Conntrack keeps a UDP flow's redirect for 30 s after its last packet:
+# a verifier query on the 5-tuple of an agent's recent one must still
+# reach the verifier's resolver (each phase's DNS in its own zone).
+@test "transparent: a verifier DNS query from the source port of an agent's recent query is judged by the verifier's policy" {
+	need_image bookworm
+	start_rollout
+	run in_agent bash -c "$(declare -f dns_from_port); dns_from_port verifier.test"
+	assert_status 0
+	[ "$output" = "3 0 -" ] || fail_with "the agent's query for the verifier's host: $output"
+	run in_verifier bash -c "$(declare -f dns_from_port); dns_from_port verifier.test"
+	assert_status 0
+	[[ "$output" == "0 1 100.66."* ]] || fail_with "the verifier's query after the agent's, same source port: $output"
+	run in_setup bash -c "$(declare -f dns_from_port); dns_from_port setup.test"
+	assert_status 0
+	[[ "$output" == "0 1 100.65."* ]] || fail_with "the setup's query after the verifier's, same source port: $output"
+	run in_agent bash -c "$(declare -f dns_from_port); dns_from_port agent.test"
+	assert_status 0
+	[[ "$output" == "0 1 100.64."* ]] || fail_with "the agent's query after the others', same source port: $output"
+	logged_phase verifier verifier.test DNS allow
+}
