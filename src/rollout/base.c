@@ -331,30 +331,34 @@ dir_mount (char *const *layers, const char *path, int *out, pr_error **err)
   return 0;
 }
 
-/* A copy of the image's file src (NULL: an empty file) on a private tmpfs,
- * as a detached mount of that one file. */
-static int
-file_mount (const char *src, const char *path, int *out, pr_error **err)
+int
+pr_base_file_mount (int dirfd, const char *name, const char *path, int *out, pr_error **err)
 {
   _cleanup_close_ int tm = -1, td = -1;
   if (private_tmpfs (&tm, &td, err) < 0)
     return -1;
   struct stat st = { .st_mode = S_IFREG | 0644 };
-  _cleanup_close_ int in = src ? open (src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-  if (src && (in < 0 || fstat (in, &st) < 0))
-    return pr_error_set (err, errno, "open the image's `%s`", path);
+  _cleanup_close_ int in = name ? openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  if (name && (in < 0 || fstat (in, &st) < 0))
+    return pr_error_set (err, errno, "open the saved `%s`", path);
   _cleanup_close_ int o = openat (td, "f", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, st.st_mode & 07777);
   if (o < 0 || fchown (o, st.st_uid, st.st_gid) < 0)
-    return pr_error_set (err, errno, "copy the image's `%s`", path);
+    return pr_error_set (err, errno, "copy the saved `%s`", path);
   char buf[65536];
   ssize_t n;
   while (in >= 0 && (n = read (in, buf, sizeof buf)) > 0)
     if (write (o, buf, (size_t) n) != n)
-      return pr_error_set (err, errno, "copy the image's `%s`", path);
+      return pr_error_set (err, errno, "copy the saved `%s`", path);
   *out = pr_sys_open_tree (td, "f", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (*out < 0)
-    return pr_error_set (err, errno, "clone the copy of the image's `%s`", path);
+    return pr_error_set (err, errno, "clone the copy of the saved `%s`", path);
   return 0;
+}
+
+static int
+file_mount (const char *src, const char *path, int *out, pr_error **err)
+{
+  return pr_base_file_mount (AT_FDCWD, src, path, out, err);
 }
 
 /* A symlink's target resolved against its own directory (path inside the

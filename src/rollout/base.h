@@ -52,4 +52,13 @@ bool pr_base_in_image (char *const *lowers, const char *path);
 int pr_base_view_add (int state_dirfd, const char *rootfs, const struct pr_policy *p, struct pr_verifier_view *v,
                       pr_error **err);
 
+/* A copy of the file name (relative to dirfd, last component not followed;
+ * NULL: an empty file 0644) on a fresh private tmpfs (nosuid, nodev), with
+ * the original's mode and owner, as a detached mount of that one file in
+ * *out: what the verifier's view binds over path (inside the container,
+ * for messages), writable by the verifier, dropped with its exec.  Errors:
+ * fsopen/fsmount/open_tree(2) errno; open/read/write/fchown errno naming
+ * path. */
+int pr_base_file_mount (int dirfd, const char *name, const char *path, int *out, pr_error **err);
+
 #endif

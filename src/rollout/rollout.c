@@ -8,6 +8,7 @@
 #include "network.h"
 #include "phase.h"
 #include "verifier.h"
+#include "netfiles.h"
 #include "../base/env.h"
 #include "../base/log.h"
 #include "../base/util.h"
@@ -289,6 +290,9 @@ pr_rollout_create (const char *source, struct pr_config *cfg, const char *rootfs
       || pr_hidden_stash (rootfd, policy->hide, state_dirfd, err) < 0)
     return -1;
   if (pr_verifier_view_record (rootfd, state_dirfd, err) < 0)
+    return -1;
+  /* Before the agent runs: the resolver files as the engine made them. */
+  if (pr_netfiles_record (cfg, rootfd, state_dirfd, err) < 0)
     return -1;
 
   struct pr_rollout *r = xmalloc0 (sizeof *r);

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "tamper.h"
 #include "base.h"
+#include "netfiles.h"
 #include "../base/util.h"
 
 #include <dirent.h>
@@ -26,6 +27,9 @@ struct pattern
 
 /* Most specific first.  Home directories: /root and /home/<user>. */
 static const struct pattern patterns[] = {
+  { "/etc/hosts", "resolver" },
+  { "/etc/resolv.conf", "resolver" },
+  { "/etc/hostname", "resolver" },
   { "/etc/ld.so.preload", "ld.so" },
   { "/etc/ld.so.conf", "ld.so" },
   { "/etc/ld.so.conf.d*", "ld.so" },
@@ -130,6 +134,7 @@ struct walk
   struct change *c;
   char **lowers;
   const char *const *base_paths;
+  int state_dirfd;
   size_t visited;
   size_t listed;
   bool complete;
@@ -193,6 +198,10 @@ walk_dir (struct walk *w, int dirfd, const char *prefix)
         }
       bool dir = S_ISDIR (st.st_mode);
       const char *class = pr_tamper_class (path, w->base_paths);
+      /* An engine bind's mount point, which the engine may have created
+       * here; what the agent wrote is in the bind source (below). */
+      if (class && pr_netfiles_is_bind (w->state_dirfd, path))
+        class = NULL;
       bool whiteout = S_ISCHR (st.st_mode) && st.st_rdev == makedev (0, 0);
       bool in_image = pr_base_in_image (w->lowers, path);
       if (class && whiteout)
@@ -218,13 +227,20 @@ void
 pr_tamper_gen (yajl_gen g, int state_dirfd, const struct pr_policy *p)
 {
   _cleanup_free_ char *upper = NULL;
-  struct walk w = { .base_paths = pr_policy_base_paths (p), .complete = true };
+  struct walk w = { .base_paths = pr_policy_base_paths (p), .state_dirfd = state_dirfd, .complete = true };
   pr_base_load (state_dirfd, &w.lowers, &upper);
   _cleanup_close_ int ufd = upper ? open (upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
   if (ufd >= 0)
     walk_dir (&w, ufd, "");
   else
     w.complete = false;
+  /* The engine's binds: not in the upper dir (netfiles.h). */
+  for (size_t i = 0; pr_netfiles[i]; i++)
+    {
+      const char *change = pr_netfiles_change (state_dirfd, pr_netfiles[i]);
+      if (change)
+        emit (&w, pr_netfiles[i], change, "resolver");
+    }
   /* Sorted, so two reports of one rollout compare equal (readdir order is
    * the filesystem's). */
   if (w.listed > 0)

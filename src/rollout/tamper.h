@@ -2,7 +2,9 @@
  * "A tamper report"; docs/rollout.md "The tamper report"): what the agent
  * created, changed or removed under verifier.base_paths and at the known
  * injection points, read from the rootfs overlay's upper dir (exactly the
- * agent's changes), so no whole-tree walk. */
+ * agent's changes), so no whole-tree walk; and the engine's bind-mounted
+ * /etc/hosts, resolv.conf and hostname against their copies from create
+ * (netfiles.h). */
 #ifndef PROCTOR_TAMPER_H
 #define PROCTOR_TAMPER_H
 
@@ -17,7 +19,7 @@
 #define PR_TAMPER_MAX_CHANGES 1000
 
 /* The injection-point class of a path inside the container ("ld.so",
- * "python", "path", "shell", "pytest", "tool-config"), "base" for another
+ * "python", "path", "shell", "pytest", "tool-config", "resolver"), "base" for another
  * path under one of base_paths, or NULL. */
 const char *pr_tamper_class (const char *path, const char *const *base_paths);
 

@@ -1,6 +1,7 @@
 /* verifier.c - mounting the verifier's view (see verifier.h). */
 #define _GNU_SOURCE
 #include "verifier.h"
+#include "netfiles.h"
 #include "base.h"
 #include "hidden.h"
 #include "../base/log.h"
@@ -181,6 +182,11 @@ pr_verifier_view_open (const struct pr_rollout *r, pid_t init_pid, struct pr_ver
         pr_verifier_view_add (&v, p->hide[i], -1, true);
     }
   if (add_engine_mounts (&v, em, n_em, err) < 0)
+    goto fail;
+  /* The engine's /etc/hosts, resolv.conf, hostname as they were at create
+   * (the agent's root can rewrite them); before verifier.mounts, which may
+   * still put a file of the policy's there. */
+  if (pr_netfiles_view_add (r->state_dirfd, r->rootfs, &v, err) < 0)
     goto fail;
   for (size_t i = 0; i < p->n_verifier_mounts; i++)
     {

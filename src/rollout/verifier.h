@@ -62,14 +62,16 @@ int pr_verifier_view_record (int rootfd, int state_dirfd, pr_error **err);
 /* Runtime side, in the host mount namespace: clones a detached mount tree
  * of every hidden path the image had (from the stash in the state dir), of
  * every engine mount taken out at create (hidden.h: bind source with its
- * ro/nosuid/nodev/noexec flags, or an empty tmpfs) and of every policy
- * verifier mount source (read-only when asked).  A hidden path the image
+ * ro/nosuid/nodev/noexec flags, or an empty tmpfs), a private copy of each
+ * resolver file saved at create (netfiles.h: the agent's root can rewrite
+ * the engine's /etc/hosts and resolv.conf) and of every policy verifier
+ * mount source (read-only when asked).  A hidden path the image
  * did not have but under which a mount lies gets an empty tmpfs.  Then
  * builds the detached overlay root (SKEL over a clone of r->rootfs, private
  * tmpfs upper), and lists the mount points of the mounts on the root of
  * init_pid (the container's init), from its /proc/PID/mountinfo.  Errors: open_tree/mount_setattr/fsopen/fsconfig errno
  * naming the source or layer (EINVAL from overlayfs when the rootfs is
- * already two overlays deep). */
+ * already two overlays deep); pr_netfiles_view_add's. */
 int pr_verifier_view_open (const struct pr_rollout *r, pid_t init_pid, struct pr_verifier_view *out, pr_error **err);
 
 /* In the verifier's fresh mount namespace, with / being the container's

@@ -118,3 +118,47 @@ done" ] || fail_with "$output"
 	run verifier cat /logs/verifier/reward.txt
 	[ "$output" = 1 ] || fail_with "$output"
 }
+
+# The agent's resolver trick: a name the verifier resolves mapped to the
+# agent's loopback, and `options use-vc` (TCP DNS, refused by transparent
+# egress) in resolv.conf; the engine's binds of both are writable by the
+# agent's root.
+resolver_trick() {
+	run pm exec "$NAME" sh -c 'echo "127.0.0.1 grader.example.test" >> /etc/hosts &&
+		echo "options use-vc" >> /etc/resolv.conf && getent hosts grader.example.test'
+	assert_status 0
+	grep -q 127.0.0.1 <<<"$output" || fail_with "$output"
+}
+
+@test "rollout view: an agent's /etc/hosts and resolv.conf (use-vc) are not the verifier's: it sees them as at create, also with verifier.base image" {
+	need_image bookworm
+	local name0=$NAME
+	for base in rollout image; do
+		NAME=$name0-$base
+		start_rollout '{"version": 1, "verifier": {"user": "root", "base": "'$base'"}}'
+		run pm exec "$NAME" sh -c 'cat /etc/hosts /etc/resolv.conf | md5sum'
+		before=$output
+		resolver_trick
+		run verifier sh -c 'getent hosts grader.example.test || echo NONE; grep -c use-vc /etc/resolv.conf; cat /etc/hosts /etc/resolv.conf | md5sum'
+		[ "$(sed -n 1p <<<"$output")" = NONE ] || fail_with "$base: $output"
+		[ "$(sed -n 2p <<<"$output")" = 0 ] || fail_with "$base: $output"
+		[ "$(sed -n 3p <<<"$output")" = "$before" ] || fail_with "$base: $output (before: $before)"
+		# The agent keeps its own files; nothing of the copies in its view.
+		run pm exec "$NAME" sh -c 'grep -c use-vc /etc/resolv.conf; ls /etc | grep -c rollout-etc'
+		[ "$output" = "1
+0" ] || fail_with "$base: $output"
+	done
+}
+
+@test "rollout view: the tamper report names the agent's changes to /etc/hosts and /etc/resolv.conf" {
+	need_image bookworm
+	start_rollout '{"version": 1, "verifier": {"user": "root"}}'
+	run "$PROCTOR" rollout status "$(podman inspect -f '{{.Id}}' "$NAME")"
+	assert_status 0
+	jq -e '.tamper.tampered == false' <<<"$output" >/dev/null || fail_with "$output"
+	resolver_trick
+	run "$PROCTOR" rollout status "$(podman inspect -f '{{.Id}}' "$NAME")"
+	assert_status 0
+	jq -e '[.tamper.changes[] | select(.class == "resolver" and .change == "modified") | .path] == ["/etc/hosts", "/etc/resolv.conf"]' \
+		<<<"$output" >/dev/null || fail_with "$(jq -c .tamper <<<"$output")"
+}
