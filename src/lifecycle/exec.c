@@ -464,6 +464,10 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
    * pick the phase's resolver and policy. */
   if (placed >= 0 && c->st->cgroup_path && pr_rollout_exec_transparent_cgroup (&c->plan, c->st->cgroup_path, j, err) < 0)
     placed = -1;
+  /* A verifier session in a cgroup of its own, killed when it ends. */
+  _cleanup_free_ char *session = NULL;
+  if (placed > 0 && (session = pr_rollout_exec_session_cgroup (&c->plan, j, err)) == NULL && *err != NULL)
+    placed = -1;
   if (placed < 0)
     {
       kill (j, SIGKILL);
@@ -487,11 +491,14 @@ start_process (struct exec_ctx *c, pid_t *pid_out, pr_error **err)
   waitpid (j, NULL, 0);
   if (r < 0)
     {
+      if (session)
+        rmdir (session);
       if (placed)
         pr_rollout_exec_failed_cgroup (&c->plan, c->st->cgroup_path);
       return -1;
     }
   *pid_out = pid;
+  pr_rollout_exec_watch_session (session, pid);
   if (pr_rollout_exec_holds_start (&c->plan)
       && (pr_rollout_exec_started (&c->plan, pid, err) < 0 || pr_sync_send (c->link.sync_parent, PR_SYNC_GO, 0, NULL, err) < 0))
     {

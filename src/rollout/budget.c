@@ -7,11 +7,19 @@
 #include "budget.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <yajl/yajl_tree.h>
 
 #include "../base/log.h"
+#include "../base/syscall.h"
 #include "../base/util.h"
 #include "../cgroup/cgroup.h"
 
@@ -76,4 +84,122 @@ pr_budget_destroy (const char *cgroup_path, pr_error **err)
 {
   _cleanup_free_ char *path = pr_budget_path (cgroup_path);
   return pr_cgroup_destroy (path, err);
+}
+
+/* The 0:: line of /proc/PID/cgroup: pid's cgroup in the cgroup2
+ * hierarchy, malloc'd.  Source: cgroups(7) "/proc/[pid]/cgroup". */
+static char *
+unified_of (pid_t pid, pr_error **err)
+{
+  _cleanup_free_ char *proc = xasprintf ("/proc/%d/cgroup", pid);
+  _cleanup_free_ char *text = NULL;
+  if (pr_read_file (proc, &text, NULL, err) < 0)
+    return NULL;
+  char *line = strstr (text, "0::");
+  if (line != text && (line == NULL || line[-1] != '\n'))
+    {
+      pr_error_set (err, ENOENT, "%s: no cgroup2 line", proc);
+      return NULL;
+    }
+  line += 3;
+  line[strcspn (line, "\n")] = '\0';
+  return xstrdup (line);
+}
+
+char *
+pr_budget_session_enter (pid_t pid, pr_error **err)
+{
+  _cleanup_free_ char *cur = unified_of (pid, err);
+  if (cur == NULL)
+    return NULL;
+  _cleanup_free_ char *sub = xasprintf ("%s/session-%d", strcmp (cur, "/") == 0 ? "" : cur, pid);
+  char *dir = NULL;
+  if (pr_cgroup_unified_dir (sub, &dir, err) < 0)
+    return NULL;
+  _cleanup_free_ char *procs = xasprintf ("%s/cgroup.procs", dir);
+  _cleanup_free_ char *text = xasprintf ("%d", pid);
+  if ((mkdir (dir, 0755) < 0 && errno != EEXIST) || pr_write_file (procs, text, strlen (text), err) < 0)
+    {
+      if (err && *err == NULL)
+        pr_error_set (err, errno, "mkdir `%s`", dir);
+      rmdir (dir);
+      free (dir);
+      return NULL;
+    }
+  return dir;
+}
+
+/* Kills everything in the cgroup2 directory dir and removes it: one
+ * write of cgroup.kill (Linux 5.14), else SIGKILL to each pid of
+ * cgroup.procs until it is empty; rmdir retried while EBUSY (5 s). */
+static void
+kill_session (const char *dir)
+{
+  _cleanup_free_ char *killf = xasprintf ("%s/cgroup.kill", dir);
+  _cleanup_free_ char *procs = xasprintf ("%s/cgroup.procs", dir);
+  for (int i = 0; i < 500; i++)
+    {
+      int fd = open (killf, O_WRONLY | O_CLOEXEC);
+      if (fd >= 0)
+        {
+          if (write (fd, "1", 1) < 0)
+            pr_debug ("write %s: %s", killf, strerror (errno));
+          close (fd);
+        }
+      else
+        {
+          _cleanup_free_ char *text = NULL;
+          if (pr_read_file (procs, &text, NULL, NULL) == 0)
+            for (char *p = text; *p; p += strcspn (p, "\n") + (p[strcspn (p, "\n")] != 0))
+              kill ((pid_t) atoi (p), SIGKILL);
+        }
+      if (rmdir (dir) == 0 || errno == ENOENT)
+        return;
+      usleep (10000);
+    }
+}
+
+/* The watcher: waits for the leader's pidfd to turn readable (it ended),
+ * then kills the session's cgroup.  Never returns. */
+static _Noreturn void
+watch (int pidfd, const char *dir)
+{
+  if (pidfd >= 0)
+    {
+      struct pollfd p = { .fd = pidfd, .events = POLLIN };
+      while (poll (&p, 1, -1) < 0 && errno == EINTR)
+        ;
+    }
+  kill_session (dir);
+  _exit (0);
+}
+
+void
+pr_budget_session_watch (const char *dir, pid_t pid)
+{
+  /* A leader already reaped: no pidfd, the session is killed at once. */
+  int pidfd = pr_sys_pidfd_open (pid, 0);
+  pid_t c = fork ();
+  if (c == 0)
+    {
+      sigset_t none;
+      sigemptyset (&none);
+      sigprocmask (SIG_SETMASK, &none, NULL);
+      setsid ();
+      if (fork () != 0)
+        _exit (0);
+      int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+      for (int fd = 0; fd < 3; fd++)
+        dup2 (null, fd);
+      for (int fd = 3; fd < 4096; fd++)
+        if (fd != pidfd)
+          close (fd);
+      watch (pidfd, dir);
+    }
+  if (c > 0)
+    waitpid (c, NULL, 0);
+  else
+    kill_session (dir);
+  if (pidfd >= 0)
+    close (pidfd);
 }

@@ -48,4 +48,22 @@ void pr_budget_release (const char *cgroup_path);
  * pr_cgroup_destroy's. */
 int pr_budget_destroy (const char *cgroup_path, pr_error **err);
 
+/* A verifier session's own cgroup: moves pid into a new child
+ * session-PID of the cgroup it is in now in the cgroup2 hierarchy (below
+ * the budget sibling, or the transparent phase cgroup; both keep
+ * counting and matching it: limits and nft's socket cgroupv2 cover
+ * descendants).  Returns the child's directory (malloc'd), or NULL.
+ * Errors: ENOENT without a cgroup2 line or mount; mkdir/write errno.
+ * Source: cgroups(7), Documentation/admin-guide/cgroup-v2.rst. */
+char *pr_budget_session_enter (pid_t pid, pr_error **err);
+
+/* Starts a watcher for a verifier session: a process of the host's pid
+ * namespace (setsid, double-forked, no fds but /dev/null and the pidfd,
+ * so never seen by the agent and never holding conmon's pipes) that
+ * polls pid's pidfd (pidfd_open(2)) and, once the session's process
+ * ended, kills every process of dir (cgroup.kill, else SIGKILL to each
+ * of cgroup.procs until empty) and removes dir.  No errors: a failed
+ * fork kills the session at once. */
+void pr_budget_session_watch (const char *dir, pid_t pid);
+
 #endif

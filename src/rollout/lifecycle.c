@@ -139,6 +139,21 @@ pr_rollout_exec_transparent_cgroup (const struct pr_rollout_exec_plan *plan, con
   return pr_transparent_enter_phase_cgroup (cgroup_path, name, pid, err);
 }
 
+char *
+pr_rollout_exec_session_cgroup (const struct pr_rollout_exec_plan *plan, pid_t pid, pr_error **err)
+{
+  if (plan->rollout == NULL || plan->phase != PR_PHASE_VERIFIER)
+    return NULL;
+  return pr_budget_session_enter (pid, err);
+}
+
+void
+pr_rollout_exec_watch_session (const char *dir, pid_t pid)
+{
+  if (dir != NULL)
+    pr_budget_session_watch (dir, pid);
+}
+
 void
 pr_rollout_exec_failed_cgroup (const struct pr_rollout_exec_plan *plan, const char *cgroup_path)
 {

@@ -170,6 +170,19 @@ int pr_rollout_exec_transparent_cgroup (const struct pr_rollout_exec_plan *plan,
 int pr_rollout_exec_enter_cgroup (const struct pr_rollout_exec_plan *plan, const char *cgroup_path, pid_t pid,
                                   pr_error **err);
 
+/* A verifier session, after pr_rollout_exec_enter_cgroup and
+ * pr_rollout_exec_transparent_cgroup placed the joiner pid: moves pid
+ * into a cgroup2 child of its own (pr_budget_session_enter, budget.h),
+ * so that what it starts (setsid, double fork) stays findable.  Returns
+ * the child's directory (malloc'd), or NULL: not a verifier session
+ * (err untouched; setup sessions may leave services behind on purpose),
+ * or an error (pr_budget_session_enter's, *err set). */
+char *pr_rollout_exec_session_cgroup (const struct pr_rollout_exec_plan *plan, pid_t pid, pr_error **err);
+
+/* Once the session's process pid runs: a watcher kills everything in dir
+ * when pid ends (pr_budget_session_watch); dir NULL: nothing.  No errors. */
+void pr_rollout_exec_watch_session (const char *dir, pid_t pid);
+
 /* After pr_rollout_exec_enter_cgroup returned 1 and the exec then failed
  * in the runtime: removes the session's cgroup when nothing is left in it
  * (pr_budget_release). */

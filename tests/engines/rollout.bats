@@ -124,6 +124,39 @@ write_task_dirs() {
 	grep -q real-tests <<<"$output"
 }
 
+@test "rollout verifier: what a session started (setsid, double fork) dies with it and cannot rewrite the verdict" {
+	need_image bookworm
+	write_task_dirs
+	start_rollout "$POLICY"
+	# Found by an attacker's trial of 2026-12-03: agent code the tests run
+	# left a process behind that rewrote reward.txt after test.sh.
+	local m=outlive-$$-$RANDOM
+	run pm exec -e PROCTOR_PHASE=verifier "$NAME" sh -c "
+		setsid sh -c 'sleep 2; echo 1 > /logs/verifier/reward.txt; sleep 100; true $m-a' </dev/null >/dev/null 2>&1 &
+		( sh -c 'sleep 3; echo 2 > /logs/verifier/reward.txt; sleep 100; true $m-b' </dev/null >/dev/null 2>&1 & ) &
+		nohup sh -c 'sleep 3; echo 3 > /logs/verifier/reward.txt; sleep 100; true $m-c' </dev/null >/dev/null 2>&1 &
+		echo 0 > /logs/verifier/reward.txt; echo done"
+	assert_status 0
+	[ "$output" = done ] || fail_with "$output"
+	sleep 4
+	[ "$(cat "$TEST_DIR/verdict/reward.txt")" = 0 ] || fail_with "reward rewritten: $(cat "$TEST_DIR/verdict/reward.txt")"
+	# From the host: none of the three is alive (sleep 100 keeps them
+	# alive without the fix).
+	! pgrep -f "$m" >/dev/null || fail_with "left alive: $(pgrep -af "$m")"
+	# The container and later sessions still work.
+	run pm exec -e PROCTOR_PHASE=verifier "$NAME" cat /logs/verifier/reward.txt
+	assert_status 0
+	[ "$output" = 0 ] || fail_with "$output"
+	# The watchers ended with their sessions.
+	! pgrep -f "^$PROCTOR .*exec" >/dev/null || fail_with "watcher left: $(pgrep -af "^$PROCTOR .*exec")"
+	# A session still running at delete is killed then, as before.
+	run pm exec -d -e PROCTOR_PHASE=verifier "$NAME" sh -c "sleep 300; true $m-d"
+	assert_status 0
+	run pm rm -f -t 0 "$NAME"
+	assert_status 0
+	! pgrep -f "$m-d" >/dev/null || fail_with "left alive after rm: $(pgrep -af "$m-d")"
+}
+
 @test "rollout: agent.user and verifier.user by name take uid, gid, groups and HOME from the image" {
 	need_image bookworm
 	# daemon (1:1, HOME /usr/sbin) for the agent, the image's own agent user
