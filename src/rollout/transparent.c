@@ -232,11 +232,15 @@ struct nft_api
   "transparent egress needs libnftables.so.1 (Debian/Ubuntu package libnftables1), which %s (%s); "       \
   "install it, or turn transparent egress off with \"network\": {\"transparent\": false} in the policy"
 
+/* RTLD_NODELETE: the library stays mapped after dlclose, so the rules'
+ * load later in the same create finds it loaded instead of relocating
+ * libnftables, libnftnl, libxtables, libjansson and libgmp a second time
+ * (about 2 ms of a rollout's create here; docs/performance.md). */
 static int
 load_nft (void **lib, struct nft_api *api, pr_error **err)
 {
   const char *soname = "libnftables.so.1";
-  *lib = dlopen (soname, RTLD_NOW | RTLD_LOCAL);
+  *lib = dlopen (soname, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (*lib == NULL)
     return pr_error_set (err, ENOENT, NFT_MISSING, "cannot be loaded", dlerror ());
   api->ctx_new = (void *(*) (unsigned int)) dlsym (*lib, "nft_ctx_new");
