@@ -191,9 +191,12 @@ pr_budget_session_watch (const char *dir, pid_t pid)
       int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
       for (int fd = 0; fd < 3; fd++)
         dup2 (null, fd);
-      for (int fd = 3; fd < 4096; fd++)
-        if (fd != pidfd)
-          close (fd);
+      /* Only the pidfd stays (as fd 3): the watcher must hold none of the
+       * engine's pipes, or an engine waiting for their end would wait for
+       * the session's. */
+      if (pidfd >= 0 && pidfd != 3)
+        pidfd = dup2 (pidfd, 3);
+      pr_close_fds_from (pidfd >= 0 ? 4 : 3);
       watch (pidfd, dir);
     }
   if (c > 0)
