@@ -81,8 +81,34 @@ open_in_root (int rootfd, const char *path)
   return (int) pr_sys_openat2 (rootfd, path + 1, &how, sizeof how);
 }
 
+/* The file as the container will see it, from fd (-1: none) and extra
+ * (lines the runtime appends later, "" for none): *text, *len and *st (a
+ * missing file with extra lines takes mode 0644 and the rootfs's owner,
+ * as pr_network_write_hosts creates it).  0 when there is nothing to save. */
 static int
-record_one (const struct pr_config *cfg, int rootfd, int state_dirfd, const char *path, pr_error **err)
+planned_content (int fd, int rootfd, const char *extra, char **text, size_t *len, struct stat *st)
+{
+  if (fd < 0 || read_regular (fd, text, len, st) < 0)
+    {
+      if (extra[0] == '\0' || fstat (rootfd, st) < 0)
+        return 0;
+      st->st_mode = S_IFREG | 0644;
+      *text = xstrdup ("");
+      *len = 0;
+    }
+  if (extra[0] != '\0')
+    {
+      char *joined = xasprintf ("%s%s", *text, extra);
+      free (*text);
+      *text = joined;
+      *len = strlen (joined);
+    }
+  return 1;
+}
+
+static int
+record_one (const struct pr_config *cfg, int rootfd, int state_dirfd, const char *path, const char *extra,
+            pr_error **err)
 {
   _cleanup_free_ char *copy = state_name (path, ""), *srcname = state_name (path, ".src");
   const struct pr_mount *m = engine_bind (cfg, path);
@@ -92,7 +118,7 @@ record_one (const struct pr_config *cfg, int rootfd, int state_dirfd, const char
   _cleanup_free_ char *text = NULL;
   size_t len = 0;
   struct stat st;
-  if (fd < 0 || read_regular (fd, &text, &len, &st) < 0)
+  if (planned_content (fd, rootfd, extra, &text, &len, &st) == 0)
     return 0;
   if (pr_write_file_at (state_dirfd, copy, text, len, 0600, err) < 0)
     return -1;
@@ -106,11 +132,15 @@ record_one (const struct pr_config *cfg, int rootfd, int state_dirfd, const char
 }
 
 int
-pr_netfiles_record (const struct pr_config *cfg, int rootfd, int state_dirfd, pr_error **err)
+pr_netfiles_record (const struct pr_config *cfg, int rootfd, int state_dirfd, const char *hosts_extra,
+                    pr_error **err)
 {
   for (size_t i = 0; pr_netfiles[i]; i++)
-    if (record_one (cfg, rootfd, state_dirfd, pr_netfiles[i], err) < 0)
-      return -1;
+    {
+      const char *extra = strcmp (pr_netfiles[i], "/etc/hosts") == 0 && hosts_extra ? hosts_extra : "";
+      if (record_one (cfg, rootfd, state_dirfd, pr_netfiles[i], extra, err) < 0)
+        return -1;
+    }
   return 0;
 }
 

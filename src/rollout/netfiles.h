@@ -36,10 +36,15 @@ extern const char *const pr_netfiles[];
  * destination (a host path the engine made; opened without following a
  * symlink in its last component), else the rootfs's file (rootfd, resolved
  * with RESOLVE_IN_ROOT so no link leads onto the host).  Only regular
- * files up to 1 MiB are copied; anything else counts as absent.  Errors:
+ * files up to 1 MiB are copied; anything else counts as absent.
+ * hosts_extra (NULL or "": none) is appended to the copy of /etc/hosts:
+ * the peers' lines, which the container's init appends to the live file
+ * later in create (pr_network_write_hosts), so that the verifier sees them
+ * and the tamper report does not count them as a change.  Errors:
  * writing the state files (errno); a bind source that cannot be read
  * (errno, naming it). */
-int pr_netfiles_record (const struct pr_config *cfg, int rootfd, int state_dirfd, pr_error **err);
+int pr_netfiles_record (const struct pr_config *cfg, int rootfd, int state_dirfd, const char *hosts_extra,
+                        pr_error **err);
 
 /* Exec time, verifier sessions: adds to v, for each of pr_netfiles that is
  * a regular file in the live rootfs (rootfs, a host path; an absent one is

@@ -696,6 +696,20 @@ pr_network_register (const char *state_dir, enum pr_phase phase, const char *tok
   return pr_egress_open_token (path, phase, token, pid, err);
 }
 
+char *
+pr_network_hosts_lines (const struct pr_policy *p)
+{
+  char *text = xstrdup ("");
+  for (size_t i = 0; i < p->n_peers; i++)
+    {
+      _cleanup_free_ char *addr = pr_network_peer_addr (p, i);
+      char *next = xasprintf ("%s%s\t%s\n", text, addr, p->peers[i].name);
+      free (text);
+      text = next;
+    }
+  return text;
+}
+
 int
 pr_network_write_hosts (const struct pr_policy *p, int rootfd, pr_error **err)
 {
@@ -712,12 +726,8 @@ pr_network_write_hosts (const struct pr_policy *p, int rootfd, pr_error **err)
   _cleanup_close_ int fd = openat (etc, "hosts", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0)
     return pr_error_set (err, errno, "open /etc/hosts in the rootfs");
-  for (size_t i = 0; i < p->n_peers; i++)
-    {
-      _cleanup_free_ char *addr = pr_network_peer_addr (p, i);
-      _cleanup_free_ char *line = xasprintf ("%s\t%s\n", addr, p->peers[i].name);
-      if (pr_write_all (fd, line, strlen (line)) < 0)
-        return pr_error_set (err, errno, "write /etc/hosts");
-    }
+  _cleanup_free_ char *lines = pr_network_hosts_lines (p);
+  if (pr_write_all (fd, lines, strlen (lines)) < 0)
+    return pr_error_set (err, errno, "write /etc/hosts");
   return 0;
 }

@@ -89,6 +89,11 @@ int pr_network_register (const char *state_dir, enum pr_phase phase, const char 
 /* The loopback address of peer i ("127.0.0.N"), malloc'd. */
 char *pr_network_peer_addr (const struct pr_policy *p, size_t i);
 
+/* The "ADDR\tNAME\n" lines, one per peer, that pr_network_write_hosts
+ * appends to the container's hosts file ("" without peers), malloc'd:
+ * netfiles.c appends the same to its create-time copy.  Never fails. */
+char *pr_network_hosts_lines (const struct pr_policy *p);
+
 /* Appends "ADDR NAME" lines for each peer to the hosts file reached by
  * path inside rootfd (in the container's own mount namespace, before
  * pivot_root, so the engine's bind-mounted hosts file gets them and no new

@@ -291,8 +291,10 @@ pr_rollout_create (const char *source, struct pr_config *cfg, const char *rootfs
     return -1;
   if (pr_verifier_view_record (rootfd, state_dirfd, err) < 0)
     return -1;
-  /* Before the agent runs: the resolver files as the engine made them. */
-  if (pr_netfiles_record (cfg, rootfd, state_dirfd, err) < 0)
+  /* Before the agent runs: the resolver files as the engine made them,
+   * with the peers' lines that init adds to /etc/hosts. */
+  _cleanup_free_ char *peer_lines = pr_network_hosts_lines (policy);
+  if (pr_netfiles_record (cfg, rootfd, state_dirfd, peer_lines, err) < 0)
     return -1;
 
   struct pr_rollout *r = xmalloc0 (sizeof *r);
