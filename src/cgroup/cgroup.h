@@ -88,6 +88,12 @@ int pr_cgroup_pids (const char *path, pid_t **pids_out, size_t *n_out, pr_error 
  * directories are fine.  Errors: rmdir errno naming the directory. */
 int pr_cgroup_destroy (const char *path, pr_error **err);
 
+/* rmdir(2) of the cgroup directory dir (a host path) and of every cgroup
+ * nested below it, deepest first; the processes must be gone.  Returns 0,
+ * or -1 with rmdir's errno (EBUSY while a process is left) or opendir's.
+ * Source: cgroups(7) "Creating cgroups and moving processes". */
+int pr_cgroup_rmdir_tree (const char *dir);
+
 /* Freezer: pause/resume (v1 freezer.state, v2 cgroup.freeze). frozen_out:
  * current state. Errors: no freezer hierarchy (ENOTSUP), write errno. */
 int pr_cgroup_freeze (const char *path, bool freeze, pr_error **err);

@@ -388,8 +388,8 @@ pr_cgroup_pids (const char *path, pid_t **pids_out, size_t *n_out, pr_error **er
  * rmdir is tried first: a container's cgroup rarely has children, and the
  * directory walk costs an opendir and a getdents per hierarchy on every
  * delete. */
-static int
-rmdir_tree (const char *dir)
+int
+pr_cgroup_rmdir_tree (const char *dir)
 {
   if (rmdir (dir) == 0)
     return 0;
@@ -404,7 +404,7 @@ rmdir_tree (const char *dir)
       if (!is_subdir (dirfd (d), de))
         continue;
       _cleanup_free_ char *sub = xasprintf ("%s/%s", dir, de->d_name);
-      if (rmdir_tree (sub) < 0 && errno != ENOENT)
+      if (pr_cgroup_rmdir_tree (sub) < 0 && errno != ENOENT)
         {
           int saved = errno;
           closedir (d);
@@ -434,7 +434,7 @@ pr_cgroup_destroy (const char *path, pr_error **err)
       long delay_ms = 5;
       for (;;)
         {
-          if (rmdir_tree (dir) == 0 || errno == ENOENT)
+          if (pr_cgroup_rmdir_tree (dir) == 0 || errno == ENOENT)
             break;
           /* EBUSY: dying tasks are still attached (or a fork raced the
            * kill); EAGAIN/EINTR can show up under load on v1. */

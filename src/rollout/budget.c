@@ -129,7 +129,8 @@ pr_budget_session_enter (pid_t pid, pr_error **err)
   return dir;
 }
 
-/* Kills everything in the cgroup2 directory dir and removes it: one
+/* Kills everything in the cgroup2 directory dir (and below) and removes it
+ * with its nested cgroups: one
  * write of cgroup.kill (Linux 5.14), else SIGKILL to each pid of
  * cgroup.procs until it is empty; rmdir retried while EBUSY (5 s). */
 static void
@@ -153,7 +154,9 @@ kill_session (const char *dir)
             for (char *p = text; *p; p += strcspn (p, "\n") + (p[strcspn (p, "\n")] != 0))
               kill ((pid_t) atoi (p), SIGKILL);
         }
-      if (rmdir (dir) == 0 || errno == ENOENT)
+      /* With the cgroups the session's code made below it (cgroup.kill
+       * reaches their processes too). */
+      if (pr_cgroup_rmdir_tree (dir) == 0 || errno == ENOENT)
         return;
       usleep (10000);
     }

@@ -149,6 +149,21 @@ write_task_dirs() {
 	[ "$output" = 0 ] || fail_with "$output"
 	# The watchers ended with their sessions.
 	! pgrep -f "^$PROCTOR .*exec" >/dev/null || fail_with "watcher left: $(pgrep -af "^$PROCTOR .*exec")"
+	# A session that made a cgroup of its own below its session's (in a
+	# user and cgroup namespace of its own): killed, and both cgroups gone.
+	local cid
+	cid=$(podman inspect -f '{{.Id}}' "$NAME")
+	run pm exec -e PROCTOR_PHASE=verifier "$NAME" sh -c "
+		unshare -U -r -C -m sh -c 'mkdir -p /tmp/cg && mount -t cgroup2 none /tmp/cg && mkdir /tmp/cg/esc && echo \$\$ > /tmp/cg/esc/cgroup.procs && exec sleep 100' </dev/null >/dev/null 2>&1 &
+		sleep 1; echo done"
+	assert_status 0
+	local i left=
+	for i in $(seq 30); do
+		left=$(find /sys/fs/cgroup -path "*$cid*" -name 'session-*' -type d 2>/dev/null)
+		[ -z "$left" ] && break
+		sleep 0.2
+	done
+	[ -z "$left" ] || fail_with "session cgroups left: $left $(find $left -type d)"
 	# A session still running at delete is killed then, as before.
 	run pm exec -d -e PROCTOR_PHASE=verifier "$NAME" sh -c "sleep 300; true $m-d"
 	assert_status 0
