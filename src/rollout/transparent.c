@@ -109,6 +109,15 @@ ruleset (const struct pr_transparent_cgroups *cg)
       " chain filter_out {\n"
       "  type filter hook output priority 0; policy accept;\n"
       "  meta mark 0x%x accept\n"
+      /* Every address is local here, so the agent can bind the
+       * nameserver's address and port 53 and spray forged answers at a
+       * resolver socket connected to it (its port is in /proc/net/udp;
+       * an attacker's trial of 2026-12-04).  Real answers leave the
+       * helper from its own ports and get source port 53 only after
+       * this hook (the redirect undone at postrouting); queries to port
+       * 53 never reach a socket of the agent's (redirected above), so
+       * nothing legitimate sends from UDP port 53. */
+      "  udp sport 53 drop\n"
       "  ct direction reply accept\n"
       /* DNS over TCP is not served: refused at once (a resolver falls
        * back to it only for answers too long for UDP, which stand-ins

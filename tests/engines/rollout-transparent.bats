@@ -114,7 +114,8 @@ start_rollout() {
 # run_rollout: start_rollout's container, with the policy in $TEST_DIR/p.json.
 run_rollout() {
 	track_name "$NAME"
-	run pm run -d --name "$NAME" --annotation "run.proctor.rollout=@$TEST_DIR/p.json" \
+	# shellcheck disable=SC2086 # RUN_ARGS: extra podman run words
+	run pm run -d --name "$NAME" ${RUN_ARGS:-} --annotation "run.proctor.rollout=@$TEST_DIR/p.json" \
 		-v /usr:/usr:ro -v /etc/java-17-openjdk:/etc/java-17-openjdk:ro -v "$TP_DIR/bin:/t:ro" localhost/proctor/bookworm sleep 1000
 	assert_status 0
 	CID=$(podman inspect -f '{{.Id}}' "$NAME")
@@ -742,4 +743,47 @@ print(r[3] & 15, n, socket.inet_ntoa(r[-4:]) if n else "-")' "$1"
 	assert_status 0
 	[[ "$output" == "0 1 100.64."* ]] || fail_with "the agent's query after the others', same source port: $output"
 	logged_phase verifier verifier.test DNS allow
+}
+
+# Every address is local in the namespace: an agent socket bound to the
+# nameserver's address and port 53 could answer in the nameserver's name
+# to a verifier's resolver socket connected to it.  With a loopback
+# nameserver (docker's 127.0.0.11 on its own networks) nothing else stops
+# such a datagram; with another it is refused as leaving loopback.
+@test "transparent: the agent cannot send UDP from the nameserver's address and port 53 to a verifier's resolver socket" {
+	need_image bookworm
+	RUN_ARGS="--dns 127.0.0.11" start_rollout
+	run pm exec "$NAME" cat /etc/resolv.conf
+	[[ "$output" == *"nameserver 127.0.0.11"* ]] || fail_with "resolv.conf: $output"
+	# The agent: from NS:53 to port 40001 of NS and of 127.0.0.1, every
+	# 20 ms for 8 s; counts what the kernel let out.
+	run pm exec -d "$NAME" python3 -c 'import socket, time
+ns = [l.split()[1] for l in open("/etc/resolv.conf") if l.startswith("nameserver")][0]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((ns, 53))
+sent = 0; end = time.time() + 8
+while time.time() < end:
+    for d in (ns, "127.0.0.1"):
+        try: s.sendto(b"\x66\x66\x81\x80forged", (d, 40001)); sent += 1
+        except OSError: pass
+    time.sleep(0.02)
+open("/tmp/forged-sent", "w").write(str(sent))'
+	assert_status 0
+	sleep 1
+	# The verifier: a resolver's socket on port 40001 connected to NS:53
+	# asks for its host, reads the answer, then counts what else comes.
+	run in_verifier python3 -c 'import socket, struct
+ns = [l.split()[1] for l in open("/etc/resolv.conf") if l.startswith("nameserver")][0]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("", 40001)); s.connect((ns, 53)); s.settimeout(3)
+q = struct.pack(">6H", 0x1234, 0x100, 1, 0, 0, 0) + b"\x08verifier\x04test\x00" + struct.pack(">2H", 1, 1)
+s.send(q); r = s.recv(512)
+extra = 0
+try:
+    while True: s.recv(512); extra += 1
+except socket.timeout: pass
+print("answer", r[:2].hex(), "extra", extra)'
+	assert_status 0
+	[ "$output" = "answer 1234 extra 0" ] || fail_with "the verifier's socket took the agent's datagrams: $output"
+	sleep 5
+	run pm exec "$NAME" cat /tmp/forged-sent
+	[ "$output" = 0 ] || fail_with "the agent sent $output datagrams from port 53"
 }
