@@ -487,6 +487,14 @@ static const char *const fixed_points[] = {
    * Debian's perl searches /etc/perl before /usr (an attacker's
    * strict.pm there runs in every perl the verifier starts). */
   "/etc/alternatives", "/etc/ssl", "/etc/perl",
+  /* Name resolution's own config: nsswitch.conf names the NSS modules
+   * every lookup loads (a `hosts: dns` line sends localhost to the
+   * resolver), host.conf and gai.conf order addresses.  PAM's: a
+   * `pam_exec.so` line in /etc/pam.d runs a program as root in every
+   * su or runuser of the verifier, /etc/security/pam_env.conf sets
+   * RES_OPTIONS or HOSTALIASES there (an attacker's trial of
+   * 2026-12-04). */
+  "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf", "/etc/pam.conf", "/etc/pam.d", "/etc/security",
   "/conftest.py", "/pytest.ini", "/tox.ini", "/setup.cfg", "/pyproject.toml", NULL,
 };
 static const char *const home_points[] = {
