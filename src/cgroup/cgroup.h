@@ -88,11 +88,14 @@ int pr_cgroup_pids (const char *path, pid_t **pids_out, size_t *n_out, pr_error 
  * directories are fine.  Errors: rmdir errno naming the directory. */
 int pr_cgroup_destroy (const char *path, pr_error **err);
 
-/* rmdir(2) of the cgroup directory dir (a host path) and of every cgroup
- * nested below it, deepest first; the processes must be gone.  Returns 0,
- * or -1 with rmdir's errno (EBUSY while a process is left) or opendir's.
- * Source: cgroups(7) "Creating cgroups and moving processes". */
-int pr_cgroup_rmdir_tree (const char *dir);
+/* Kills every process of the cgroup2 directory dir (a host path, e.g. a
+ * cgroup made in the unified hierarchy only) and of the cgroups nested
+ * below it (cgroup.kill, Linux 5.14; else SIGKILL to each pid listed),
+ * then removes dir and those cgroups, deepest first; retried every 10 ms
+ * while a dying task keeps a cgroup busy, for at most 5 s.  No errors: a
+ * cgroup still busy then stays (best effort, for a caller that has
+ * nobody to report to).  Source: cgroups(7), cgroup-v2.rst "cgroup.kill". */
+void pr_cgroup_v2_kill_tree (const char *dir);
 
 /* Freezer: pause/resume (v1 freezer.state, v2 cgroup.freeze). frozen_out:
  * current state. Errors: no freezer hierarchy (ENOTSUP), write errno. */

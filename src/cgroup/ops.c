@@ -388,8 +388,8 @@ pr_cgroup_pids (const char *path, pid_t **pids_out, size_t *n_out, pr_error **er
  * rmdir is tried first: a container's cgroup rarely has children, and the
  * directory walk costs an opendir and a getdents per hierarchy on every
  * delete. */
-int
-pr_cgroup_rmdir_tree (const char *dir)
+static int
+rmdir_tree (const char *dir)
 {
   if (rmdir (dir) == 0)
     return 0;
@@ -404,7 +404,7 @@ pr_cgroup_rmdir_tree (const char *dir)
       if (!is_subdir (dirfd (d), de))
         continue;
       _cleanup_free_ char *sub = xasprintf ("%s/%s", dir, de->d_name);
-      if (pr_cgroup_rmdir_tree (sub) < 0 && errno != ENOENT)
+      if (rmdir_tree (sub) < 0 && errno != ENOENT)
         {
           int saved = errno;
           closedir (d);
@@ -434,7 +434,7 @@ pr_cgroup_destroy (const char *path, pr_error **err)
       long delay_ms = 5;
       for (;;)
         {
-          if (pr_cgroup_rmdir_tree (dir) == 0 || errno == ENOENT)
+          if (rmdir_tree (dir) == 0 || errno == ENOENT)
             break;
           /* EBUSY: dying tasks are still attached (or a fork raced the
            * kill); EAGAIN/EINTR can show up under load on v1. */
@@ -461,6 +461,29 @@ pr_cgroup_destroy (const char *path, pr_error **err)
     }
   pr_cgroup_mounts_clear (&m);
   return ret;
+}
+
+void
+pr_cgroup_v2_kill_tree (const char *dir)
+{
+  long long deadline = pr_cgroup_now_ms () + DESTROY_TIMEOUT_MS;
+  for (;;)
+    {
+      _cleanup_error_ pr_error *e = NULL;
+      if (pr_cgroup_v2_kill (dir, &e) != 1)
+        {
+          _cleanup_free_ pid_t *pids = NULL;
+          size_t n = 0;
+          _cleanup_error_ pr_error *ce = NULL;
+          if (pr_cgroup_collect_pids (dir, &pids, &n, &ce) == 0)
+            for (size_t i = 0; i < n; i++)
+              kill (pids[i], SIGKILL);
+        }
+      if (rmdir_tree (dir) == 0 || errno == ENOENT || pr_cgroup_now_ms () >= deadline)
+        return;
+      struct timespec ts = { 0, 10 * 1000000L };
+      nanosleep (&ts, NULL);
+    }
 }
 
 int

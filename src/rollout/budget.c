@@ -129,39 +129,6 @@ pr_budget_session_enter (pid_t pid, pr_error **err)
   return dir;
 }
 
-/* Kills everything in the cgroup2 directory dir (and below) and removes it
- * with its nested cgroups: one
- * write of cgroup.kill (Linux 5.14), else SIGKILL to each pid of
- * cgroup.procs until it is empty; rmdir retried while EBUSY (5 s). */
-static void
-kill_session (const char *dir)
-{
-  _cleanup_free_ char *killf = xasprintf ("%s/cgroup.kill", dir);
-  _cleanup_free_ char *procs = xasprintf ("%s/cgroup.procs", dir);
-  for (int i = 0; i < 500; i++)
-    {
-      int fd = open (killf, O_WRONLY | O_CLOEXEC);
-      if (fd >= 0)
-        {
-          if (write (fd, "1", 1) < 0)
-            pr_debug ("write %s: %s", killf, strerror (errno));
-          close (fd);
-        }
-      else
-        {
-          _cleanup_free_ char *text = NULL;
-          if (pr_read_file (procs, &text, NULL, NULL) == 0)
-            for (char *p = text; *p; p += strcspn (p, "\n") + (p[strcspn (p, "\n")] != 0))
-              kill ((pid_t) atoi (p), SIGKILL);
-        }
-      /* With the cgroups the session's code made below it (cgroup.kill
-       * reaches their processes too). */
-      if (pr_cgroup_rmdir_tree (dir) == 0 || errno == ENOENT)
-        return;
-      usleep (10000);
-    }
-}
-
 /* The watcher: waits for the leader's pidfd to turn readable (it ended),
  * then kills the session's cgroup.  Never returns. */
 static _Noreturn void
@@ -173,7 +140,7 @@ watch (int pidfd, const char *dir)
       while (poll (&p, 1, -1) < 0 && errno == EINTR)
         ;
     }
-  kill_session (dir);
+  pr_cgroup_v2_kill_tree (dir);
   _exit (0);
 }
 
@@ -205,7 +172,7 @@ pr_budget_session_watch (const char *dir, pid_t pid)
   if (c > 0)
     waitpid (c, NULL, 0);
   else
-    kill_session (dir);
+    pr_cgroup_v2_kill_tree (dir);
   if (pidfd >= 0)
     close (pidfd);
 }
