@@ -5,6 +5,7 @@
 #include "verifier.h"
 #include "../base/syscall.h"
 #include "../base/util.h"
+#include "../linux/safepath.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,13 +58,15 @@ read_regular (int fd, char **out, size_t *len, struct stat *st)
       return -1;
     }
   char *buf = xmalloc ((size_t) st->st_size + 1);
-  size_t n = 0;
-  ssize_t r;
-  while (n < (size_t) st->st_size && (r = read (fd, buf + n, (size_t) st->st_size - n)) > 0)
-    n += (size_t) r;
+  ssize_t n = pr_read_all (fd, buf, (size_t) st->st_size);
+  if (n < 0)
+    {
+      free (buf);
+      return -1;
+    }
   buf[n] = '\0';
   *out = buf;
-  *len = n;
+  *len = (size_t) n;
   return 0;
 }
 
@@ -73,12 +76,15 @@ open_source (const char *src)
   return open (src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 }
 
+/* The rootfs's own file (no engine bind), resolved in the root (an
+ * image's symlink never leads onto the host); -1 when absent. */
 static int
 open_in_root (int rootfd, const char *path)
 {
-  struct open_how how = { .flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC,
-                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-  return (int) pr_sys_openat2 (rootfd, path + 1, &how, sizeof how);
+  int fd = -1;
+  if (pr_safe_open (rootfd, path, O_RDONLY | O_NONBLOCK, 0, &fd, NULL) < 0)
+    return -1;
+  return fd;
 }
 
 /* The file as the container will see it, from fd (-1: none) and extra
