@@ -3,9 +3,13 @@
  * connection the notify fd (SCM_RIGHTS) and the containerProcessState JSON
  * (read to EOF), appends that JSON as one line to STATEFILE, and answers
  * every notification: with --errno N > 0 the syscall fails with N, with
- * --errno 0 (the default) it continues (runs as if not filtered).  Each
- * answered syscall's number is appended to STATEFILE.log.  Runs until
- * killed.  Standalone: only the kernel's interface, nothing of proctor's
+ * --errno 0 (the default) it continues (runs as if not filtered).  With
+ * --hold-first-ms MS the first notification on each notify fd is answered
+ * only MS ms after it arrived, while the others are answered at once (the
+ * held process waits inside its syscall: for an exec's filter that is the
+ * runtime's execve of the process, the moment tests/security/exe.bats
+ * wants to hold open).  Each answered syscall's number is appended to
+ * STATEFILE.log.  Runs until killed.  Standalone: only the kernel's interface, nothing of proctor's
  * or libseccomp's, so it judges what the runtime sent.
  * Source: runtime-spec config-linux.md "Seccomp" (listenerPath,
  * containerProcessState); seccomp_unotify(2). */
@@ -20,12 +24,33 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_FDS 64
 
 static int answer_errno;
+static long hold_first_ms = -1; /* -1: hold nothing */
 static const char *state_file;
+
+/* One notify fd's hold: whether its first notification came, and the
+ * one being held (id, syscall number, when it is due in ms). */
+struct hold
+{
+  int first_seen;
+  int held;
+  __u64 id;
+  int nr;
+  long due_ms;
+};
+
+static long
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
 
 static void
 die (const char *what)
@@ -78,36 +103,84 @@ take_connection (int conn)
   return fd;
 }
 
-static void
-answer (int nfd)
+static size_t
+resp_size (void)
 {
   struct seccomp_notif_sizes sizes;
   if (syscall (SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
     die ("SECCOMP_GET_NOTIF_SIZES");
-  struct seccomp_notif *req = calloc (1, sizes.seccomp_notif > sizeof *req ? sizes.seccomp_notif : sizeof *req);
-  struct seccomp_notif_resp *resp
-      = calloc (1, sizes.seccomp_notif_resp > sizeof *resp ? sizes.seccomp_notif_resp : sizeof *resp);
-  if (req == NULL || resp == NULL)
+  return sizes.seccomp_notif_resp > sizeof (struct seccomp_notif_resp) ? sizes.seccomp_notif_resp
+                                                                        : sizeof (struct seccomp_notif_resp);
+}
+
+/* Sends the answer to notification ID and logs its syscall number. */
+static void
+send_answer (int nfd, __u64 id, int nr)
+{
+  struct seccomp_notif_resp *resp = calloc (1, resp_size ());
+  if (resp == NULL)
     die ("calloc");
-  if (ioctl (nfd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
-    goto out; /* the process died meanwhile (ENOENT) */
-  resp->id = req->id;
+  resp->id = id;
   if (answer_errno > 0)
     resp->error = -answer_errno;
   else
     resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-  ioctl (nfd, SECCOMP_IOCTL_NOTIF_SEND, resp);
+  ioctl (nfd, SECCOMP_IOCTL_NOTIF_SEND, resp); /* ENOENT: the process died meanwhile */
+  free (resp);
   char log[4096];
   snprintf (log, sizeof log, "%s.log", state_file);
   FILE *f = fopen (log, "a");
   if (f)
     {
-      fprintf (f, "%d\n", req->data.nr);
+      fprintf (f, "%d\n", nr);
       fclose (f);
     }
+}
+
+/* Receives one notification: answers it, or holds it when it is the
+ * fd's first and --hold-first-ms is given. */
+static void
+answer (int nfd, struct hold *h)
+{
+  struct seccomp_notif_sizes sizes;
+  if (syscall (SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+    die ("SECCOMP_GET_NOTIF_SIZES");
+  struct seccomp_notif *req = calloc (1, sizes.seccomp_notif > sizeof *req ? sizes.seccomp_notif : sizeof *req);
+  if (req == NULL)
+    die ("calloc");
+  if (ioctl (nfd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
+    goto out; /* the process died meanwhile (ENOENT) */
+  if (hold_first_ms >= 0 && !h->first_seen)
+    {
+      *h = (struct hold){ .first_seen = 1, .held = 1, .id = req->id, .nr = req->data.nr,
+                          .due_ms = now_ms () + hold_first_ms };
+      goto out;
+    }
+  h->first_seen = 1;
+  send_answer (nfd, req->id, req->data.nr);
 out:
   free (req);
-  free (resp);
+}
+
+/* Answers the held notifications that are due; returns the poll timeout
+ * until the next one in ms, or -1 when none is held. */
+static int
+release_due (struct pollfd *fds, struct hold *holds, nfds_t n)
+{
+  long next = -1, now = now_ms ();
+  for (nfds_t i = 1; i < n; i++)
+    {
+      if (!holds[i].held)
+        continue;
+      if (holds[i].due_ms <= now)
+        {
+          holds[i].held = 0;
+          send_answer (fds[i].fd, holds[i].id, holds[i].nr);
+        }
+      else if (next < 0 || holds[i].due_ms - now < next)
+        next = holds[i].due_ms - now;
+    }
+  return (int) next;
 }
 
 int
@@ -115,17 +188,21 @@ main (int argc, char **argv)
 {
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
   struct pollfd fds[MAX_FDS];
+  struct hold holds[MAX_FDS] = { { 0 } };
   nfds_t n = 1;
 
-  if (argc == 5 && strcmp (argv[1], "--errno") == 0)
+  while (argc >= 5 && (strcmp (argv[1], "--errno") == 0 || strcmp (argv[1], "--hold-first-ms") == 0))
     {
-      answer_errno = atoi (argv[2]);
+      if (strcmp (argv[1], "--errno") == 0)
+        answer_errno = atoi (argv[2]);
+      else
+        hold_first_ms = atol (argv[2]);
       argv += 2;
       argc -= 2;
     }
   if (argc != 3 || strlen (argv[1]) >= sizeof addr.sun_path)
     {
-      fprintf (stderr, "usage: seccomp-listener [--errno N] SOCKET STATEFILE\n");
+      fprintf (stderr, "usage: seccomp-listener [--errno N] [--hold-first-ms MS] SOCKET STATEFILE\n");
       return 2;
     }
   state_file = argv[2];
@@ -136,7 +213,7 @@ main (int argc, char **argv)
   fds[0] = (struct pollfd){ .fd = l, .events = POLLIN };
   for (;;)
     {
-      if (poll (fds, n, -1) < 0)
+      if (poll (fds, n, release_due (fds, holds, n)) < 0)
         {
           if (errno == EINTR)
             continue;
@@ -147,17 +224,22 @@ main (int argc, char **argv)
           int c = accept4 (l, NULL, NULL, SOCK_CLOEXEC);
           int nfd = c >= 0 ? take_connection (c) : -1;
           if (nfd >= 0 && n < MAX_FDS)
-            fds[n++] = (struct pollfd){ .fd = nfd, .events = POLLIN };
+            {
+              holds[n] = (struct hold){ 0 };
+              fds[n++] = (struct pollfd){ .fd = nfd, .events = POLLIN };
+            }
         }
       for (nfds_t i = 1; i < n; i++)
         {
           if (fds[i].revents & POLLIN)
-            answer (fds[i].fd);
+            answer (fds[i].fd, &holds[i]);
           else if (fds[i].revents & (POLLHUP | POLLERR | POLLNVAL))
             {
               /* Every filtered process is gone. */
               close (fds[i].fd);
-              fds[i--] = fds[--n];
+              --n;
+              holds[i] = holds[n];
+              fds[i--] = fds[n];
             }
         }
     }
