@@ -2,9 +2,11 @@
  * image's view of a path, the verifier's image-base mounts (see base.h). */
 #define _GNU_SOURCE
 #include "base.h"
+#include "passwd.h"
 #include "verifier.h"
 #include "../base/syscall.h"
 #include "../base/util.h"
+#include "../linux/safepath.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -355,6 +357,23 @@ pr_base_file_mount (int dirfd, const char *name, const char *path, int *out, pr_
   return 0;
 }
 
+/* A detached mount of a private copy of buf (len bytes) with st's mode
+ * and owner, for path (named in errors). */
+static int
+bytes_mount (const char *buf, size_t len, const struct stat *st, const char *path, int *out, pr_error **err)
+{
+  _cleanup_close_ int tm = -1, td = -1;
+  if (private_tmpfs (&tm, &td, err) < 0)
+    return -1;
+  _cleanup_close_ int o = openat (td, "f", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, st->st_mode & 07777);
+  if (o < 0 || fchown (o, st->st_uid, st->st_gid) < 0 || pr_write_all (o, buf, len) < 0)
+    return pr_error_set (err, errno, "write the verifier's `%s`", path);
+  *out = pr_sys_open_tree (td, "f", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (*out < 0)
+    return pr_error_set (err, errno, "clone the verifier's `%s`", path);
+  return 0;
+}
+
 static int
 file_mount (const char *src, const char *path, int *out, pr_error **err)
 {
@@ -495,6 +514,14 @@ static const char *const fixed_points[] = {
    * RES_OPTIONS or HOSTALIASES there (an attacker's trial of
    * 2026-12-04). */
   "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf", "/etc/pam.conf", "/etc/pam.d", "/etc/security",
+  /* su's and runuser's own config (util-linux reads login.defs, then
+   * /etc/default/su or runuser): `ALWAYS_SET_PATH yes` with an ENV_PATH
+   * or ENV_SUPATH of the agent's makes the verifier's `runuser -u USER
+   * CMD` run the agent's CMD; pam_env in su's stack reads
+   * /etc/default/locale; sudo.conf names the plugins sudo loads, sudoers
+   * its secure_path and env_keep (an attacker's trial of 2026-12-04). */
+  "/etc/login.defs", "/etc/default/su", "/etc/default/runuser", "/etc/default/locale", "/etc/sudo.conf",
+  "/etc/sudoers", "/etc/sudoers.d",
   "/conftest.py", "/pytest.ini", "/tox.ini", "/setup.cfg", "/pyproject.toml", NULL,
 };
 static const char *const home_points[] = {
@@ -559,6 +586,58 @@ injection_points (char *const *lowers, const char *rootfs)
   return out;
 }
 
+/* Reads a regular file of at most PR_PASSWD_MAX bytes from fd (closed). */
+static char *
+read_small (int fd, size_t *len)
+{
+  _cleanup_close_ int f = fd;
+  struct stat st;
+  if (f < 0 || fstat (f, &st) < 0 || !S_ISREG (st.st_mode) || st.st_size > (off_t) PR_PASSWD_MAX)
+    return NULL;
+  char *buf = xmalloc0 ((size_t) st.st_size + 1);
+  ssize_t n = pr_read_all (f, buf, (size_t) st.st_size);
+  if (n < 0)
+    {
+      free (buf);
+      return NULL;
+    }
+  *len = (size_t) n;
+  return buf;
+}
+
+/* /etc/passwd for the verifier (passwd.h): the live file, resolved in the
+ * container's root as su would, with each image user's home and shell as
+ * the image's top layer holding the file has them; the image's file alone
+ * when the live one is unreadable, not a regular file or oversized.  An
+ * image without a regular /etc/passwd leaves the live one in place: that
+ * depends on the image only. */
+static int
+passwd_view (char *const *lowers, const char *rootfs, struct pr_verifier_view *v, pr_error **err)
+{
+  char kind;
+  _cleanup_strv_ char **layers = image_layers (lowers, "/etc/passwd", &kind);
+  struct stat ist;
+  if (kind != 'f' || lstat (layers[0], &ist) < 0 || !S_ISREG (ist.st_mode))
+    return 0;
+  size_t ilen = 0, llen = 0, mlen = 0;
+  _cleanup_free_ char *image = read_small (open (layers[0], O_RDONLY | O_NOFOLLOW | O_CLOEXEC), &ilen);
+  if (image == NULL)
+    return 0;
+  _cleanup_close_ int root = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int lfd = -1;
+  _cleanup_error_ pr_error *ignored = NULL;
+  if (root < 0 || pr_safe_open (root, "/etc/passwd", O_RDONLY | O_NONBLOCK, 0, &lfd, &ignored) < 0)
+    lfd = -1;
+  _cleanup_free_ char *live = read_small (lfd, &llen);
+  _cleanup_free_ char *merged = live ? pr_passwd_merge_login (live, llen, image, ilen, &mlen)
+                                     : pr_passwd_merge_login (image, ilen, image, ilen, &mlen);
+  int fd = -1;
+  if (bytes_mount (merged, mlen, &ist, "/etc/passwd", &fd, err) < 0)
+    return -1;
+  pr_verifier_view_add (v, "/etc/passwd", fd, false);
+  return 0;
+}
+
 int
 pr_base_view_add (int state_dirfd, const char *rootfs, const struct pr_policy *p, struct pr_verifier_view *v,
                   pr_error **err)
@@ -580,5 +659,8 @@ pr_base_view_add (int state_dirfd, const char *rootfs, const struct pr_policy *p
       if (!covered && add_one (lowers, rootfs, points[i], v, err) < 0)
         return -1;
     }
-  return 0;
+  bool covered = false;
+  for (const char *const *bp = pr_policy_base_paths (p); *bp && !covered; bp++)
+    covered = pr_path_is_under ("/etc/passwd", *bp);
+  return covered ? 0 : passwd_view (lowers, rootfs, v, err);
 }
