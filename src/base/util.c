@@ -275,6 +275,44 @@ pr_close_fds_from (int first)
     close (fd);
 }
 
+static void
+close_span (unsigned lo, unsigned hi)
+{
+  if (lo > hi)
+    return;
+  if (pr_sys_close_range (lo, hi, 0) == 0)
+    return;
+  for (unsigned fd = lo; fd <= hi && fd < 65536; fd++)
+    close ((int) fd);
+}
+
+static int
+cmp_int (const void *a, const void *b)
+{
+  int x = *(const int *) a, y = *(const int *) b;
+  return (x > y) - (x < y);
+}
+
+void
+pr_close_fds_except (const int *keep, size_t n)
+{
+  _cleanup_free_ int *k = xmalloc ((n + 1) * sizeof *k);
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (keep[i] >= 3)
+      k[m++] = keep[i];
+  qsort (k, m, sizeof *k, cmp_int);
+  unsigned next = 3;
+  for (size_t i = 0; i < m; i++)
+    {
+      if ((unsigned) k[i] < next)
+        continue; /* a duplicate */
+      close_span (next, (unsigned) k[i] - 1);
+      next = (unsigned) k[i] + 1;
+    }
+  close_span (next, ~0U);
+}
+
 int
 pr_cloexec_fds_from (int first)
 {

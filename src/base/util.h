@@ -79,10 +79,16 @@ int pr_parse_u64 (const char *s, uint64_t *out);
 /* mkdir -p with mode; EEXIST on components is fine. 0 or -1 with errno. */
 int pr_mkdir_p (const char *path, int mode);
 
-/* Closes every fd >= first except those in keep (n entries), using
- * close_range(2) where possible.  Used so no host fd reaches the
- * container (CVE-2024-21626 class). */
+/* Closes every fd >= first, using close_range(2) where possible.  Used so
+ * no host fd reaches the container (CVE-2024-21626 class). */
 void pr_close_fds_from (int first);
+
+/* Closes every fd >= 3 but the n in keep (any order; negative entries
+ * ignored), with close_range(2) over the gaps where possible: a process
+ * forked to live on (the egress helper) keeps only what it was given,
+ * none of its parent's (engine pipes, sockets whose peer waits for EOF).
+ * Source: close_range(2). */
+void pr_close_fds_except (const int *keep, size_t n);
 
 /* Marks every fd >= first as O_CLOEXEC. */
 int pr_cloexec_fds_from (int first);

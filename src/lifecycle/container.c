@@ -331,6 +331,7 @@ create_ctx_free (struct create_ctx *c)
   pr_cgroup_manager_clear (&c->cg);
   free (c->state_json);
   pr_closep (&c->seccomp_listener);
+  pr_closep (&c->network_ready);
   pr_rollout_free (c->rollout);
   if (c->state_dirfd >= 0)
     close (c->state_dirfd);
@@ -449,6 +450,12 @@ drive_children (struct create_ctx *c, pr_error **err)
   if (save_partial_state (c, err) < 0)
     return -1;
   test_crash_at ("init-pid");
+  /* The init's namespaces are final once it exists: the egress helper
+   * sets itself up while the init sets up its rootfs (create waits for
+   * both before it returns). */
+  _cleanup_free_ char *dir = xasprintf ("%s/%s", c->g->root, c->o->id);
+  if (pr_rollout_network_begin (c->rollout, c->init_pid, c->state_dirfd, dir, c->cg.path, &c->network_ready, err) < 0)
+    return -1;
   if (pr_sync_expect (c->link.sync_parent, PR_SYNC_HOOKS, "container process", NULL, NULL, err) < 0)
     return -1;
   /* The container process has reported, so the outer init has forked it. */
@@ -459,8 +466,7 @@ drive_children (struct create_ctx *c, pr_error **err)
   test_crash_at ("hooks");
   if (pr_sync_expect (c->link.sync_parent, PR_SYNC_READY, "container process", NULL, NULL, err) < 0)
     return -1;
-  _cleanup_free_ char *dir = xasprintf ("%s/%s", c->g->root, c->o->id);
-  int started = pr_rollout_ready (c->rollout, c->init_pid, c->state_dirfd, dir, c->cg.path, err);
+  int started = pr_rollout_ready (c->rollout, c->init_pid, c->state_dirfd, c->cg.path, steal_fd (&c->network_ready), err);
   if (started < 0)
     return -1;
   if (started > 0)
@@ -530,7 +536,7 @@ pr_container_create (const struct pr_global *g, const struct pr_create_opts *o, 
                      int *console_master_out, pr_error **err)
 {
   struct create_ctx c = { .g = g, .o = o, .state_dirfd = -1, .fifo_dirfd = -1, .link = PR_CHILD_LINK_INIT,
-                          .seccomp_listener = -1 };
+                          .seccomp_listener = -1, .network_ready = -1 };
   int ret = -1;
 
   /* A parsed config is ours from here on, even when create fails early. */

@@ -41,6 +41,7 @@ struct create_ctx
   bool nested_pidns;   /* a rollout: outer init + agent pid namespace (rollout/procs.h) */
   pid_t agent_init;    /* then the container process's host pid, else init_pid */
   int seccomp_listener; /* connected listenerPath socket (host side), or -1 */
+  int network_ready;   /* the egress helper's readiness pipe while it starts, or -1 */
 };
 
 /* Stage 1 of create, in the forked child: joins and creates the

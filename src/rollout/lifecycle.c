@@ -67,12 +67,26 @@ pr_rollout_container_started (bool nested, int state_dirfd, pid_t init_pid, pid_
 }
 
 int
-pr_rollout_ready (const struct pr_rollout *r, pid_t init_pid, int state_dirfd, const char *state_dir,
-                  const char *cgroup_path, pr_error **err)
+pr_rollout_network_begin (const struct pr_rollout *r, pid_t init_pid, int state_dirfd, const char *state_dir,
+                          const char *cgroup_path, int *ready_fd, pr_error **err)
 {
+  *ready_fd = -1;
   if (r == NULL)
     return 0;
-  if (pr_network_start (r->policy, init_pid, state_dirfd, state_dir, cgroup_path, err) < 0)
+  return pr_network_begin (r->policy, init_pid, state_dirfd, state_dir, cgroup_path, ready_fd, err) < 0 ? -1 : 0;
+}
+
+int
+pr_rollout_ready (const struct pr_rollout *r, pid_t init_pid, int state_dirfd, const char *cgroup_path,
+                  int ready_fd, pr_error **err)
+{
+  if (r == NULL)
+    {
+      if (ready_fd >= 0)
+        close (ready_fd);
+      return 0;
+    }
+  if (pr_network_finish (ready_fd, err) < 0)
     return -1;
   /* After the agent's init exists (the outer init forked it at create),
    * so that it inherits nothing of the shield. */

@@ -3,7 +3,8 @@
  * rollout rule of its own (tests/tools/check-rollout-seam.py):
  *   create:  pr_rollout_config (the config rewrite), pr_rollout_nests_pidns,
  *            in the init pr_rollout_init_network and pr_rollout_init_rootfs,
- *            pr_rollout_container_started, pr_rollout_ready; on a failed
+ *            pr_rollout_network_begin, pr_rollout_container_started,
+ *            pr_rollout_ready; on a failed
  *            create pr_rollout_create_failed
  *   exec:    pr_rollout_exec_plan and the pr_rollout_exec_* steps
  *   delete:  pr_rollout_stop (before the cgroup goes), pr_rollout_delete
@@ -57,13 +58,21 @@ int pr_rollout_init_rootfs (const struct pr_rollout *r, const char *rootfs, pr_e
  * *agent_init = that pid.  Errors: those of pr_procs_save_agent_init. */
 int pr_rollout_container_started (bool nested, int state_dirfd, pid_t init_pid, pid_t *agent_init, pr_error **err);
 
+/* As soon as the init's pid is known (its namespaces are final; it goes
+ * on setting itself up meanwhile): starts the egress helper for a rollout
+ * (pr_network_begin; state_dir: the path of state_dirfd; cgroup_path: the
+ * container's cgroup, or NULL).  *ready_fd gets what pr_rollout_ready
+ * waits on, or -1.  Returns 0, or -1 on error (pr_network_begin's). */
+int pr_rollout_network_begin (const struct pr_rollout *r, pid_t init_pid, int state_dirfd, const char *state_dir,
+                              const char *cgroup_path, int *ready_fd, pr_error **err);
+
 /* When the container is ready (created, before its pid file is written):
- * starts the egress helper for a rollout (pr_network_start; state_dir: the
- * path of state_dirfd; cgroup_path: the container's cgroup, or NULL).
- * Returns 1 when it started one, 0 for a plain container, -1 on error
- * (pr_network_start's). */
-int pr_rollout_ready (const struct pr_rollout *r, pid_t init_pid, int state_dirfd, const char *state_dir,
-                      const char *cgroup_path, pr_error **err);
+ * waits for the helper pr_rollout_network_begin started (ready_fd, closed
+ * here; pr_network_finish) and shields the runtime's processes from the
+ * OOM killer (pr_oomshield_apply).  Returns 1 for a rollout, 0 for a
+ * plain container, -1 on error (pr_network_finish's, pr_oomshield_apply's). */
+int pr_rollout_ready (const struct pr_rollout *r, pid_t init_pid, int state_dirfd, const char *cgroup_path,
+                      int ready_fd, pr_error **err);
 
 /* A failed create, after its processes are gone: stops the egress helper
  * and puts the hidden paths back; problems are warnings (pr_warn), since

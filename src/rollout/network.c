@@ -10,6 +10,7 @@
 #include "egress/egress.h"
 #include "transparent.h"
 #include "../cgroup/cgroup.h"
+#include "../linux/netlink.h"
 #include "../linux/safepath.h"
 
 #include <arpa/inet.h>
@@ -115,6 +116,28 @@ listeners_close (struct listeners *l)
     if (l->peers[i].fd >= 0)
       close (l->peers[i].fd);
   free (l->peers);
+}
+
+/* In the helper, before it runs: closes every fd but the listeners, the
+ * control socket, the readiness pipe's write end and the log file.  It forks from
+ * create while create still holds the engine's pipes, the sync socket
+ * with the init, a seccomp listener connection whose agent reads to EOF:
+ * none of them is the helper's to keep open. */
+static void
+helper_close_others (const struct listeners *l, int control, int ready_fd)
+{
+  size_t n = 0, cap = 16 + l->n_peers;
+  _cleanup_free_ int *keep = xmalloc (cap * sizeof *keep);
+  const int fixed[] = { l->agent,           l->phase,           l->dns[0],          l->dns[1],
+                        l->transparent[0],  l->transparent[1],  l->vdns[0],         l->vdns[1],
+                        l->vtransparent[0], l->vtransparent[1], l->sdns[0],         l->sdns[1],
+                        l->stransparent[0], l->stransparent[1], control,            ready_fd,
+                        pr_log_fd () /* the --log file, where its warnings go */ };
+  for (size_t i = 0; i < PR_ARRAY_SIZE (fixed); i++)
+    keep[n++] = fixed[i];
+  for (size_t i = 0; i < l->n_peers; i++)
+    keep[n++] = l->peers[i].fd;
+  pr_close_fds_except (keep, n);
 }
 
 static bool
@@ -256,7 +279,12 @@ listeners_in_netns (const struct pr_policy *p, const struct pr_transparent_cgrou
     return pr_error_set (err, errno, "open network namespace of %d", pid);
   if (setns (target, CLONE_NEWNET) < 0)
     return pr_error_set (err, errno, "enter the container's network namespace");
-  int r = make_listeners (p, cg, l, err);
+  /* The init brings lo up too, but later in its own setup: create starts
+   * the helper while the init is still setting up (pr_network_begin),
+   * and ::1 only exists once lo is up.  Setting IFF_UP twice is a no-op. */
+  int r = pr_netlink_lo_up (err);
+  if (r == 0)
+    r = make_listeners (p, cg, l, err);
   if (setns (self, CLONE_NEWNET) < 0)
     {
       pr_error_set (err, errno, "return to the runtime's network namespace");
@@ -492,8 +520,7 @@ spawn_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int con
         h = fork ();
       if (h == 0)
         {
-          close (pfd[1]);
-          close (state_dirfd);
+          helper_close_others (l, control, args->ready_fd);
           run_helper (p, pid, l, control, state_dir, args);
         }
       pr_write_all (pfd[1], &h, sizeof h);
@@ -515,8 +542,8 @@ spawn_helper (const struct pr_policy *p, pid_t pid, struct listeners *l, int con
 }
 
 int
-pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir,
-                  const char *cgroup_path, pr_error **err)
+pr_network_begin (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir,
+                  const char *cgroup_path, int *ready_fd, pr_error **err)
 {
   struct listeners l = { .agent = -1,
                          .phase = -1,
@@ -532,6 +559,7 @@ pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const c
   struct helper_args args = { .dns = &dns, .reachable = &reachable, .ready_fd = -1 };
   _cleanup_close_ int control = -1, ready_r = -1;
   int ret = -1;
+  *ready_fd = -1;
   /* `none` everywhere and no peers: no way out at all, no process of ours. */
   if (!helper_needed (p))
     return 0;
@@ -558,13 +586,23 @@ pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const c
    * cleanup (pr_network_stop). */
   if (write_helper_pid (state_dirfd, helper, err) < 0)
     goto out;
-  ret = wait_ready (ready_r, err);
+  *ready_fd = steal_fd (&ready_r);
+  ret = 1;
 out:
   listeners_close (&l);
   free (cg.verifier.nft_path);
   free (cg.setup.nft_path);
   pr_reachable_free (&reachable);
   return ret;
+}
+
+int
+pr_network_finish (int ready_fd, pr_error **err)
+{
+  _cleanup_close_ int fd = ready_fd;
+  if (fd < 0)
+    return 0;
+  return wait_ready (fd, err);
 }
 
 /* The helper's pid and start time from egress.pid; false when none. */

@@ -24,25 +24,36 @@
 #define PR_EGRESS_PID "egress.pid"
 #define PR_EGRESS_REACHABLE "egress.reachable"
 
-/* Starts the egress helper for a created container whose init is pid:
- * creates the listeners in the init's network namespace, the control
- * socket in the state directory (state_dir is its absolute path), and
- * forks the helper (its pid and start time go to egress.pid) into the
- * container's cgroup cgroup_path (NULL: stays in the runtime's), and waits
- * until it is set up and sandboxed (egress.h pr_egress_sandbox) as
- * PROCTOR_EGRESS_USER (uid:gid, default 65534:65534).  Starts
- * nothing when every phase's mode is none and there are no peers.  The
- * helper resolves names with /etc/resolv.conf and /etc/hosts, or the files
- * PROCTOR_EGRESS_RESOLV_CONF and PROCTOR_EGRESS_HOSTS in the environment
- * name; PROCTOR_EGRESS_REACHABLE="CIDR[,CIDR...]" names address ranges it
- * treats as reachable (hostcheck.h), saved normalised in egress.reachable.
- * Errors: EINVAL when one of those files is not an absolute path or the
- * ranges do not parse (pr_reachable_parse), the access(2) errno when a
- * file cannot be read; setns/socket/bind errnos naming the address; fork
- * errno; "egress helper did not start: REASON" when its setup, sandbox or
- * cgroup entry failed, ETIMEDOUT when it says nothing within 10 s. */
-int pr_network_start (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir,
-                      const char *cgroup_path, pr_error **err);
+/* Starts the egress helper for a container whose init is pid, as soon as
+ * the init exists in its final network namespace (it may still be
+ * setting up its mounts: create overlaps the two): brings lo up in that
+ * namespace, creates the listeners there, the control socket in the state
+ * directory (state_dir is its absolute path), and forks the helper (its
+ * pid and start time go to egress.pid, so a failed create's cleanup,
+ * pr_network_stop, finds it) into the container's cgroup cgroup_path
+ * (NULL: stays in the runtime's), to set itself up and sandbox itself
+ * (egress.h pr_egress_sandbox) as PROCTOR_EGRESS_USER (uid:gid, default
+ * 65534:65534).  *ready_fd gets the read end of its readiness pipe, for
+ * pr_network_finish, or -1.  Starts nothing (returns 0) when every
+ * phase's mode is none and there are no peers; 1 when it started one.
+ * The helper resolves names with /etc/resolv.conf and /etc/hosts, or the
+ * files PROCTOR_EGRESS_RESOLV_CONF and PROCTOR_EGRESS_HOSTS in the
+ * environment name; PROCTOR_EGRESS_REACHABLE="CIDR[,CIDR...]" names
+ * address ranges it treats as reachable (hostcheck.h), saved normalised in
+ * egress.reachable.  Errors: EINVAL when one of those files is not an
+ * absolute path or the ranges do not parse (pr_reachable_parse), the
+ * access(2) errno when a file cannot be read; netlink errno bringing lo
+ * up; setns/socket/bind errnos naming the address; fork errno; "egress
+ * helper did not start: REASON" when its cgroup entry failed. */
+int pr_network_begin (const struct pr_policy *p, pid_t pid, int state_dirfd, const char *state_dir,
+                      const char *cgroup_path, int *ready_fd, pr_error **err);
+
+/* Waits until the helper pr_network_begin started says it is set up and
+ * sandboxed, reading ready_fd (closed; -1: no helper, returns 0).
+ * Errors: "egress helper did not start: REASON" when its setup or sandbox
+ * failed (REASON "it exited" when it said nothing), ETIMEDOUT when it
+ * says nothing within 10 s. */
+int pr_network_finish (int ready_fd, pr_error **err);
 
 /* At create, before anything is made for the rollout: whether the host
  * has what the policy's network needs, libnftables when transparent
