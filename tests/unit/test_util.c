@@ -488,6 +488,38 @@ test_json_merge (void **state)
   yajl_tree_free (o);
 }
 
+/* pr_close_fds_except keeps exactly the listed fds >= 3 (unsorted, with a
+ * duplicate and a negative entry) and closes every other one, stdio
+ * untouched; in a child, so the test runner's own fds are not closed. */
+static void
+test_close_fds_except (void **state)
+{
+  (void) state;
+  pid_t pid = fork ();
+  assert_true (pid >= 0);
+  if (pid == 0)
+    {
+      int fds[8];
+      for (int i = 0; i < 8; i++)
+        if ((fds[i] = open ("/dev/null", O_RDONLY)) < 0)
+          _exit (10);
+      int keep[] = { fds[5], -1, fds[1], fds[5], fds[7] };
+      pr_close_fds_except (keep, 5);
+      for (int i = 0; i < 8; i++)
+        {
+          bool open_now = fcntl (fds[i], F_GETFD) >= 0;
+          bool kept = i == 1 || i == 5 || i == 7;
+          if (open_now != kept)
+            _exit (20 + i);
+        }
+      _exit (fcntl (0, F_GETFD) >= 0 && fcntl (2, F_GETFD) >= 0 ? 0 : 30);
+    }
+  int status = 0;
+  assert_int_equal (waitpid (pid, &status, 0), pid);
+  assert_true (WIFEXITED (status));
+  assert_int_equal (WEXITSTATUS (status), 0);
+}
+
 int
 main (void)
 {
@@ -508,6 +540,7 @@ main (void)
     cmocka_unit_test (test_json_merge),
     cmocka_unit_test (test_env),
     cmocka_unit_test (test_path_is_under),
+    cmocka_unit_test (test_close_fds_except),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
