@@ -281,3 +281,22 @@ cheat_task() {
 	[ "$(reward_of "$TEST_DIR/image.json")" = 0 ] || fail_with "the trojan won under --verifier-base image: $output"
 	[ -z "$(left_behind)" ] || fail_with "left behind: $(left_behind)"
 }
+
+@test "[verifier] base = \"image\" in task.toml: the trojan scores 0; --verifier-base rollout overrides it; another value refuses the task" {
+	need_image bookworm
+	cheat_task "$TEST_DIR/cheat"
+	printf '[verifier]\nbase = "image"\n' >>"$TEST_DIR/cheat/task.toml"
+	drive "$TEST_DIR/image.json" "$TEST_DIR/cheat"
+	[ "$status" -eq 0 ] || fail_with "status $status: $output"
+	! grep -q 'unknown key \[verifier\] base' <<<"$output" || fail_with "the key was ignored: $output"
+	jq -e '.policy.verifier.base == "image"' "$TEST_DIR/image.json" >/dev/null ||
+		fail_with "$(jq -c .policy.verifier "$TEST_DIR/image.json")"
+	[ "$(reward_of "$TEST_DIR/image.json")" = 0 ] || fail_with "the trojan won under [verifier] base image: $output"
+	drive "$TEST_DIR/rollout.json" --verifier-base rollout "$TEST_DIR/cheat"
+	[ "$(reward_of "$TEST_DIR/rollout.json")" = 1 ] || fail_with "the flag did not override the task: $output"
+	sed -i 's/base = "image"/base = "img"/' "$TEST_DIR/cheat/task.toml"
+	drive "$TEST_DIR/bad.json" "$TEST_DIR/cheat"
+	[ "$status" -ne 0 ] || fail_with "a bad base was accepted: $output"
+	grep -q "\[verifier\] base = 'img': expected \"rollout\" or \"image\"" <<<"$output" || fail_with "$output"
+	[ -z "$(left_behind)" ] || fail_with "left behind: $(left_behind)"
+}
