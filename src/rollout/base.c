@@ -522,7 +522,15 @@ static const char *const fixed_points[] = {
    * its secure_path and env_keep (an attacker's trial of 2026-12-04). */
   "/etc/login.defs", "/etc/default/su", "/etc/default/runuser", "/etc/default/locale", "/etc/sudo.conf",
   "/etc/sudoers", "/etc/sudoers.d",
-  "/conftest.py", "/pytest.ini", "/tox.ini", "/setup.cfg", "/pyproject.toml", NULL,
+  /* The package tools' config and database: a `pre-invoke` in
+   * /etc/dpkg/dpkg.cfg.d or an `APT::Update::Pre-Invoke` in
+   * /etc/apt/apt.conf.d runs a program as root in the verifier's dpkg or
+   * apt-get, and a package the agent installed brings maintainer scripts
+   * in /var/lib/dpkg/info that the verifier's `dpkg -i` of a newer version
+   * runs (an attacker's trial of 2026-12-04).  The image's database also
+   * matches the image's /usr the verifier sees. */
+  "/etc/apt", "/etc/dpkg", "/var/lib/dpkg",
+  "/conftest.py", "/pytest.ini", "/.pytest.ini", "/tox.ini", "/setup.cfg", "/pyproject.toml", NULL,
 };
 static const char *const home_points[] = {
   ".bashrc", ".profile", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc",

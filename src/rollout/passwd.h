@@ -18,13 +18,16 @@
 /* Files larger than this (bytes) are not merged: real ones are kilobytes. */
 #define PR_PASSWD_MAX (4u << 20)
 
-/* Returns a malloc'd copy of live (live_len bytes) in which every entry
- * whose user name the image's file (image, image_len bytes) also has
- * carries the image's first entry's home and shell for that name; *out_len
- * gets its length in bytes.  Lines that are not seven fields (comments,
- * NIS "+" lines, garbage) and users the image lacks are kept as they are;
- * every line of the result ends in '\n'.  Pure: no I/O, never fails
- * (allocation failure aborts, as xmalloc does). */
+/* Returns a malloc'd copy of live (live_len bytes), one line per line of
+ * live, in which every entry that names a user of the image's file
+ * (image, image_len bytes), or else has the uid of one, is written as
+ * name:password:uid:gid:GECOS from live and home:shell from that image
+ * user's first entry.  Lines are read as glibc's files backend reads them
+ * (passwd.c: up to a NUL, leading blanks skipped, the shell the rest of
+ * the line), so what su sees is what was merged.  Other lines (comments,
+ * users the image lacks) are kept as they are; every line of the result
+ * ends in '\n'; *out_len gets its length in bytes.  Pure: no I/O, never
+ * fails (allocation failure aborts, as xmalloc does). */
 char *pr_passwd_merge_login (const char *live, size_t live_len, const char *image, size_t image_len,
                              size_t *out_len);
 

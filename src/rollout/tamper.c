@@ -44,12 +44,16 @@ static const struct pattern patterns[] = {
   { "/etc/sudo.conf", "login" },
   { "/etc/sudoers", "login" },
   { "/etc/sudoers.d*", "login" },
+  { "/etc/apt*", "packages" },
+  { "/etc/dpkg*", "packages" },
+  { "/var/lib/dpkg*", "packages" },
   { "/etc/ld.so.preload", "ld.so" },
   { "/etc/ld.so.conf", "ld.so" },
   { "/etc/ld.so.conf.d*", "ld.so" },
   { "/etc/ld.so.cache", "ld.so" },
   { "*/conftest.py", "pytest" },
   { "/pytest.ini", "pytest" },
+  { "/.pytest.ini", "pytest" },
   { "/tox.ini", "pytest" },
   { "/setup.cfg", "pytest" },
   { "/pyproject.toml", "pytest" },
@@ -129,7 +133,7 @@ worth_entering (const char *path, const char *const *base_paths)
   for (size_t i = 0; base_paths[i]; i++)
     if (pr_path_is_under (base_paths[i], path))
       return true;
-  static const char *const roots[] = { "/etc", "/root", "/home", "/usr", "/opt", NULL };
+  static const char *const roots[] = { "/etc", "/root", "/home", "/usr", "/opt", "/var/lib/dpkg", NULL };
   for (size_t i = 0; roots[i]; i++)
     if (pr_path_is_under (path, roots[i]) || pr_path_is_under (roots[i], path))
       return true;

@@ -19,7 +19,7 @@
 #define PR_TAMPER_MAX_CHANGES 1000
 
 /* The injection-point class of a path inside the container ("ld.so",
- * "python", "path", "shell", "pytest", "tool-config", "resolver", "pam", "login"), "base" for another
+ * "python", "path", "shell", "pytest", "tool-config", "resolver", "pam", "login", "packages"), "base" for another
  * path under one of base_paths, or NULL. */
 const char *pr_tamper_class (const char *path, const char *const *base_paths);
 

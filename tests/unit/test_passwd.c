@@ -42,7 +42,8 @@ test_shell_and_home_from_image (void **state)
 }
 
 /* uid, gid, GECOS and password field stay the live file's; a task's new
- * user, a comment and a malformed line are kept, in their order. */
+ * user, a comment and a line with no ':' are kept, in their order; an
+ * image user's line with eight fields (glibc's shell: "c:d") is merged. */
 static void
 test_live_fields_and_lines_kept (void **state)
 {
@@ -57,28 +58,54 @@ test_live_fields_and_lines_kept (void **state)
                             "root:*:0:0:Super User:/root:/bin/bash\n"
                             "bob:x:1001:1001::/home/bob:/bin/bash\n"
                             "broken line\n"
-                            "agent:x:1000:1000:a:b:c:d\n");
+                            "agent:x:1000:1000:a:/home/agent:/bin/sh\n");
   free (out);
 }
 
 /* A name that is a prefix of an image user's ("age" of "agent") is another
- * user; NIS lines and an empty name are never matched; duplicates each get
- * the image's first entry. */
+ * user; duplicates each get the image's first entry; a compat "+root" line
+ * is root's; an empty name is matched by its uid only. */
 static void
 test_match_by_whole_name (void **state)
 {
   (void) state;
   char *out = merge ("age:x:5:5::/tmp:/tmp/x\n"
                      "+root::::::/tmp/evil\n"
-                     ":x:0:0::/tmp:/tmp/evil\n"
+                     ":x:7:7::/tmp:/tmp/evil\n"
                      "root:x:0:0::/tmp:/tmp/a\n"
                      "root:x:0:0::/tmp:/tmp/b\n",
                      image);
   assert_string_equal (out, "age:x:5:5::/tmp:/tmp/x\n"
-                            "+root::::::/tmp/evil\n"
-                            ":x:0:0::/tmp:/tmp/evil\n"
+                            "+root:::::/root:/bin/bash\n"
+                            ":x:7:7::/tmp:/tmp/evil\n"
                             "root:x:0:0::/root:/bin/bash\n"
                             "root:x:0:0::/root:/bin/bash\n");
+  free (out);
+}
+
+/* The attacker's trial of 2026-12-04: lines glibc reads as root's but a
+ * strict passwd(5) parser does not (a shell with a colon, a leading
+ * blank, a NUL before junk), and another name with root's uid (what
+ * getpwuid(0) may find first): each gets root's home and shell. */
+static void
+test_glibc_reading (void **state)
+{
+  (void) state;
+  static const char live[] = "root:x:0:0:root:/root:/tmp/ev:il\n"
+                             " root:x:0:0:root:/root:/tmp/evilsh\n"
+                             "root:x:0:0:root:/root:/tmp/evilsh\0:x\n"
+                             "toor:x:0:0::/tmp:/tmp/evil\n"
+                             ":x:1000:1000::/tmp:/tmp/evil\n"
+                             "\t# root:x:0:0::/tmp:/tmp/evil\n";
+  size_t n = 0;
+  char *out = pr_passwd_merge_login (live, sizeof live - 1, image, strlen (image), &n);
+  assert_int_equal (strlen (out), n);
+  assert_string_equal (out, "root:x:0:0:root:/root:/bin/bash\n"
+                            "root:x:0:0:root:/root:/bin/bash\n"
+                            "root:x:0:0:root:/root:/bin/bash\n"
+                            "toor:x:0:0::/root:/bin/bash\n"
+                            ":x:1000:1000::/home/agent:/bin/sh\n"
+                            "\t# root:x:0:0::/tmp:/tmp/evil\n");
   free (out);
 }
 
@@ -106,6 +133,7 @@ main (void)
     cmocka_unit_test (test_shell_and_home_from_image),
     cmocka_unit_test (test_live_fields_and_lines_kept),
     cmocka_unit_test (test_match_by_whole_name),
+    cmocka_unit_test (test_glibc_reading),
     cmocka_unit_test (test_edges),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
