@@ -530,11 +530,17 @@ static const char *const fixed_points[] = {
    * runs (an attacker's trial of 2026-12-04).  The image's database also
    * matches the image's /usr the verifier sees. */
   "/etc/apt", "/etc/dpkg", "/var/lib/dpkg",
+  /* Other tools' system config (the same trial, not tried: the image had
+   * none of these): pip also reads /etc/xdg/pip/pip.conf (find-links and
+   * no-index install the agent's wheel), uv /etc/uv/uv.toml and
+   * /etc/xdg/uv, ssh a ProxyCommand in ssh_config. */
+  "/etc/xdg", "/etc/uv", "/etc/ssh/ssh_config", "/etc/ssh/ssh_config.d",
   "/conftest.py", "/pytest.ini", "/.pytest.ini", "/tox.ini", "/setup.cfg", "/pyproject.toml", NULL,
 };
 static const char *const home_points[] = {
   ".bashrc", ".profile", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc",
   ".curlrc", ".wgetrc", ".npmrc", ".gitconfig", ".netrc", ".pip", ".config/pip", ".config/git", ".local/lib",
+  ".config/uv", ".ssh/config",
   "conftest.py", NULL,
 };
 

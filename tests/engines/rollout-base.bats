@@ -377,3 +377,38 @@ create_must_fail_podman() {
 	! grep -qF "$id" /proc/self/mountinfo || fail_with "$2 left a mount naming the container"
 	pm rm -f "$1" >/dev/null
 }
+
+# Config files that tools the verifier may run read on their own (pip, uv,
+# ssh, apt, pytest), which the task image here lacks the tools for: the
+# agent writes each, and the verifier must not read the agent's content
+# under base image (it does under base rollout: the check can fail), and
+# the tamper report lists each under both.
+CONFIG_POINTS="/etc/xdg/pip/pip.conf /etc/uv/uv.toml /etc/ssh/ssh_config.d/zz.conf /root/.config/uv/uv.toml /root/.ssh/config /etc/apt/apt.conf.d/00agent /.pytest.ini"
+
+config_points_seen() {
+	write_task "$1"
+	start_task
+	agent "for f in $CONFIG_POINTS; do mkdir -p \$(dirname \$f) && echo AGENT > \$f; done"
+	run pm exec -e PROCTOR_PHASE=verifier "$NAME" sh -c "for f in $CONFIG_POINTS; do echo \"\$f \$(cat \$f 2>/dev/null)\"; done"
+	assert_status 0
+	SEEN=$output
+	run status_json
+	assert_status 0
+	local f
+	for f in $CONFIG_POINTS; do
+		jq -e --arg p "$f" 'any(.tamper.changes[]; .path == $p and .class != "base")' <<<"$output" >/dev/null ||
+			fail_with "$f not in the report: $(jq -c .tamper.changes <<<"$output")"
+	done
+}
+
+@test "base rollout: the agent's pip, uv, ssh, apt and pytest config reach the verifier, and the tamper report names them" {
+	need_image bookworm
+	config_points_seen rollout
+	[ "$(grep -c ' AGENT$' <<<"$SEEN")" = 7 ] || fail_with "the verifier saw: $SEEN"
+}
+
+@test "base image: the agent's pip, uv, ssh, apt and pytest config do not reach the verifier, and the tamper report names them" {
+	need_image bookworm
+	config_points_seen image
+	! grep -q 'AGENT' <<<"$SEEN" || fail_with "the verifier read the agent's config: $SEEN"
+}

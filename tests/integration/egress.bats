@@ -73,6 +73,8 @@ teardown_file() {
 setup() {
 	AGENT=127.0.0.1:$(sed -n 's/^agent=//p' "$EG_DIR/ready")
 	VERIFIER=127.0.0.1:$(sed -n 's/^verifier=//p' "$EG_DIR/ready")
+	# The decisions written before this test (expect_decision looks after).
+	EG_MARK=$(wc -l <"$EG_DIR/decisions.jsonl" 2>/dev/null || echo 0)
 }
 
 # The test origin: HTTP on $1 (fixed routes), TCP echo on $2, files from $3.
@@ -177,20 +179,27 @@ asyncio.run(main())
 EOF
 }
 
-last_decision() {
-	tail -n 1 "$EG_DIR/decisions.jsonl"
+# decisions_since_setup: the decision lines this test's connections wrote.
+decisions_since_setup() {
+	tail -n "+$((EG_MARK + 1))" "$EG_DIR/decisions.jsonl"
 }
 
+# expect_decision [JQ_OPTION...] JQ_CONDITION: some decision line of this
+# test matches (options such as --arg NAME VALUE go to jq).
 # A connection's line is written when the helper closes it, which can be a
 # moment after the client is done (longer on a loaded machine: a CI run
-# saw it past 3 s): retry the jq test for up to 10 s.
+# saw it past 3 s), and after the line of a later connection: the last
+# line alone is not this request's (a local CI run of 2026-12-04 saw the
+# previous test's CONNECT close after this test's GET).  Retries for up
+# to 10 s.
 expect_decision() {
-	local i
+	local i cond=${*: -1}
+	local opts=("${@:1:$#-1}")
 	for i in $(seq 100); do
-		last_decision | jq -e "$@" >/dev/null && return 0
+		decisions_since_setup | jq -se "${opts[@]}" "any(.[]; $cond)" >/dev/null && return 0
 		sleep 0.1
 	done
-	last_decision | jq -e "$@"
+	decisions_since_setup | jq -se "${opts[@]}" "any(.[]; $cond)"
 }
 
 @test "egress: allowed host through the forward proxy" {
