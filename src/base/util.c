@@ -98,6 +98,29 @@ pr_read_all (int fd, void *buf, size_t len)
 }
 
 int
+pr_read_regular (int fd, size_t max, char **out, size_t *len, struct stat *st)
+{
+  if (fstat (fd, st) < 0)
+    return -1;
+  if (!S_ISREG (st->st_mode) || (unsigned long long) st->st_size > max)
+    {
+      errno = EINVAL;
+      return -1;
+    }
+  char *buf = xmalloc ((size_t) st->st_size + 1);
+  ssize_t n = pr_read_all (fd, buf, (size_t) st->st_size);
+  if (n < 0)
+    {
+      free (buf);
+      return -1;
+    }
+  buf[n] = '\0';
+  *out = buf;
+  *len = (size_t) n;
+  return 0;
+}
+
+int
 pr_read_file_at (int dirfd, const char *path, char **out, size_t *len, pr_error **err)
 {
   _cleanup_close_ int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC);

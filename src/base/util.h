@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -42,6 +43,13 @@ char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
  * NULL) receives the byte count.  dirfd/path as openat(2).  Errors: any
  * open/read errno, with the path in the message. */
 int pr_read_file_at (int dirfd, const char *path, char **out, size_t *len, pr_error **err);
+
+/* Reads fd, which must be a regular file of at most max bytes, into a
+ * NUL-terminated malloc'd *out (*len bytes); *st gets its fstat.  For
+ * files a container controls: a fifo or device is never read, a huge
+ * file never allocated.  Returns 0, or -1 with errno: fstat's or read's,
+ * EINVAL when it is not a regular file or is larger than max. */
+int pr_read_regular (int fd, size_t max, char **out, size_t *len, struct stat *st);
 int pr_read_file (const char *path, char **out, size_t *len, pr_error **err);
 
 /* Writes len bytes to path (O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, mode), as

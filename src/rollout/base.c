@@ -333,45 +333,38 @@ dir_mount (char *const *layers, const char *path, int *out, pr_error **err)
   return 0;
 }
 
-int
-pr_base_file_mount (int dirfd, const char *name, const char *path, int *out, pr_error **err)
-{
-  _cleanup_close_ int tm = -1, td = -1;
-  if (private_tmpfs (&tm, &td, err) < 0)
-    return -1;
-  struct stat st = { .st_mode = S_IFREG | 0644 };
-  _cleanup_close_ int in = name ? openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-  if (name && (in < 0 || fstat (in, &st) < 0))
-    return pr_error_set (err, errno, "open the saved `%s`", path);
-  _cleanup_close_ int o = openat (td, "f", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, st.st_mode & 07777);
-  if (o < 0 || fchown (o, st.st_uid, st.st_gid) < 0)
-    return pr_error_set (err, errno, "copy the saved `%s`", path);
-  char buf[65536];
-  ssize_t n;
-  while (in >= 0 && (n = read (in, buf, sizeof buf)) > 0)
-    if (write (o, buf, (size_t) n) != n)
-      return pr_error_set (err, errno, "copy the saved `%s`", path);
-  *out = pr_sys_open_tree (td, "f", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-  if (*out < 0)
-    return pr_error_set (err, errno, "clone the copy of the saved `%s`", path);
-  return 0;
-}
-
-/* A detached mount of a private copy of buf (len bytes) with st's mode
- * and owner, for path (named in errors). */
+/* A detached mount of a private file with st's mode and owner holding buf
+ * (len bytes), then what in (an fd, -1: none) has left to read; path is
+ * for errors. */
 static int
-bytes_mount (const char *buf, size_t len, const struct stat *st, const char *path, int *out, pr_error **err)
+private_file_mount (const struct stat *st, const char *buf, size_t len, int in, const char *path, int *out,
+                    pr_error **err)
 {
   _cleanup_close_ int tm = -1, td = -1;
   if (private_tmpfs (&tm, &td, err) < 0)
     return -1;
   _cleanup_close_ int o = openat (td, "f", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, st->st_mode & 07777);
   if (o < 0 || fchown (o, st->st_uid, st->st_gid) < 0 || pr_write_all (o, buf, len) < 0)
-    return pr_error_set (err, errno, "write the verifier's `%s`", path);
+    return pr_error_set (err, errno, "copy `%s` for the verifier", path);
+  char chunk[65536];
+  ssize_t n;
+  while (in >= 0 && (n = read (in, chunk, sizeof chunk)) > 0)
+    if (pr_write_all (o, chunk, (size_t) n) < 0)
+      return pr_error_set (err, errno, "copy `%s` for the verifier", path);
   *out = pr_sys_open_tree (td, "f", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (*out < 0)
-    return pr_error_set (err, errno, "clone the verifier's `%s`", path);
+    return pr_error_set (err, errno, "clone the copy of `%s` for the verifier", path);
   return 0;
+}
+
+int
+pr_base_file_mount (int dirfd, const char *name, const char *path, int *out, pr_error **err)
+{
+  struct stat st = { .st_mode = S_IFREG | 0644 };
+  _cleanup_close_ int in = name ? openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  if (name && (in < 0 || fstat (in, &st) < 0))
+    return pr_error_set (err, errno, "open the saved `%s`", path);
+  return private_file_mount (&st, NULL, 0, in, path, out, err);
 }
 
 static int
@@ -600,22 +593,16 @@ injection_points (char *const *lowers, const char *rootfs)
   return out;
 }
 
-/* Reads a regular file of at most PR_PASSWD_MAX bytes from fd (closed). */
+/* Reads a regular file of at most PR_PASSWD_MAX bytes from fd (closed),
+ * or NULL. */
 static char *
 read_small (int fd, size_t *len)
 {
   _cleanup_close_ int f = fd;
+  char *buf = NULL;
   struct stat st;
-  if (f < 0 || fstat (f, &st) < 0 || !S_ISREG (st.st_mode) || st.st_size > (off_t) PR_PASSWD_MAX)
+  if (f < 0 || pr_read_regular (f, PR_PASSWD_MAX, &buf, len, &st) < 0)
     return NULL;
-  char *buf = xmalloc0 ((size_t) st.st_size + 1);
-  ssize_t n = pr_read_all (f, buf, (size_t) st.st_size);
-  if (n < 0)
-    {
-      free (buf);
-      return NULL;
-    }
-  *len = (size_t) n;
   return buf;
 }
 
@@ -646,10 +633,21 @@ passwd_view (char *const *lowers, const char *rootfs, struct pr_verifier_view *v
   _cleanup_free_ char *merged = live ? pr_passwd_merge_login (live, llen, image, ilen, &mlen)
                                      : pr_passwd_merge_login (image, ilen, image, ilen, &mlen);
   int fd = -1;
-  if (bytes_mount (merged, mlen, &ist, "/etc/passwd", &fd, err) < 0)
+  if (private_file_mount (&ist, merged, mlen, -1, "/etc/passwd", &fd, err) < 0)
     return -1;
   pr_verifier_view_add (v, "/etc/passwd", fd, false);
   return 0;
+}
+
+/* Whether path is one of the policy's base paths or under one (the base
+ * path's own view covers it). */
+static bool
+under_base_path (const struct pr_policy *p, const char *path)
+{
+  for (const char *const *bp = pr_policy_base_paths (p); *bp; bp++)
+    if (pr_path_is_under (path, *bp))
+      return true;
+  return false;
 }
 
 int
@@ -666,15 +664,7 @@ pr_base_view_add (int state_dirfd, const char *rootfs, const struct pr_policy *p
       return -1;
   _cleanup_strv_ char **points = injection_points (lowers, rootfs);
   for (size_t i = 0; points[i]; i++)
-    {
-      bool covered = false;
-      for (const char *const *bp = pr_policy_base_paths (p); *bp && !covered; bp++)
-        covered = pr_path_is_under (points[i], *bp);
-      if (!covered && add_one (lowers, rootfs, points[i], v, err) < 0)
-        return -1;
-    }
-  bool covered = false;
-  for (const char *const *bp = pr_policy_base_paths (p); *bp && !covered; bp++)
-    covered = pr_path_is_under ("/etc/passwd", *bp);
-  return covered ? 0 : passwd_view (lowers, rootfs, v, err);
+    if (!under_base_path (p, points[i]) && add_one (lowers, rootfs, points[i], v, err) < 0)
+      return -1;
+  return under_base_path (p, "/etc/passwd") ? 0 : passwd_view (lowers, rootfs, v, err);
 }

@@ -45,31 +45,6 @@ engine_bind (const struct pr_config *cfg, const char *path)
   return found;
 }
 
-/* Reads fd (a regular file, at most MAX_NETFILE bytes) into *out; -1 with
- * errno otherwise. */
-static int
-read_regular (int fd, char **out, size_t *len, struct stat *st)
-{
-  if (fstat (fd, st) < 0)
-    return -1;
-  if (!S_ISREG (st->st_mode) || st->st_size > MAX_NETFILE)
-    {
-      errno = EINVAL;
-      return -1;
-    }
-  char *buf = xmalloc ((size_t) st->st_size + 1);
-  ssize_t n = pr_read_all (fd, buf, (size_t) st->st_size);
-  if (n < 0)
-    {
-      free (buf);
-      return -1;
-    }
-  buf[n] = '\0';
-  *out = buf;
-  *len = (size_t) n;
-  return 0;
-}
-
 static int
 open_source (const char *src)
 {
@@ -94,7 +69,7 @@ open_in_root (int rootfd, const char *path)
 static int
 planned_content (int fd, int rootfd, const char *extra, char **text, size_t *len, struct stat *st)
 {
-  if (fd < 0 || read_regular (fd, text, len, st) < 0)
+  if (fd < 0 || pr_read_regular (fd, MAX_NETFILE, text, len, st) < 0)
     {
       if (extra[0] == '\0' || fstat (rootfd, st) < 0)
         return 0;
@@ -193,7 +168,7 @@ pr_netfiles_change (int state_dirfd, const char *path)
     return NULL;
   _cleanup_close_ int fd = open_source (src);
   struct stat st;
-  if (fd < 0 || read_regular (fd, &live, &live_len, &st) < 0)
+  if (fd < 0 || pr_read_regular (fd, MAX_NETFILE, &live, &live_len, &st) < 0)
     return "removed";
   if (live_len != saved_len || memcmp (live, saved, live_len) != 0)
     return "modified";
